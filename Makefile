@@ -1,0 +1,39 @@
+# The two commands of the README.  Each sets up .venv from requirements.txt on first use (or when the
+# requirements change), so a fresh machine needs nothing but Python 3.10+ and make.
+#   make book   -> builds the HTML book into _build/html (profile: $EAGLEBOOK_PROFILE, default paper)
+#   make test   -> runs the unit tests and every chapter (profile ci) with pytest
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+
+.PHONY: book test setup lab clean-cache clean
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml .jupyter/lab/settings/overrides.json
+	@echo "== setting up $(VENV) (first run: about a minute) =="
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 \
+	  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (eaglebook)" >/dev/null
+	mkdir -p $(LAB_SETTINGS) && cp .jupyter/lab/settings/overrides.json $(LAB_SETTINGS)/overrides.json
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo "== open _build/html/index.html =="
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab book/
+
+clean-cache:
+	rm -rf .cache/eaglebook
+
+clean:
+	rm -rf _build

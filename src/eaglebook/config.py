@@ -1,0 +1,174 @@
+"""Profiles and configurations: frozen dataclasses, validated on construction.
+
+A *profile* names a whole experimental budget: ``paper`` follows the paper's recipe
+(paper-facts §4), ``ci`` is small and quick so that the test suite can execute every chapter.
+Chapters take ``profile = None`` as a papermill parameter; :func:`resolve_profile` then reads the
+``EAGLEBOOK_PROFILE`` environment variable and falls back to ``paper``.  An explicit value wins.
+
+Everything here is a pure value: no module-level mutable state, no RNG.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+PROFILE_ENV = "EAGLEBOOK_PROFILE"
+PROFILES = ("paper", "ci")
+
+REGIMES = ("unconstrained", "distributed", "sketched")
+#: Names the paper also uses for two of the regimes.
+REGIME_ALIASES = {"centralized": "unconstrained", "compute-limited": "sketched"}
+
+
+def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
+    """Return ``value`` if it is one of ``allowed``; else raise a ``ValueError`` naming ``name``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        listed = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"parameter {name}={value!r} is not valid; allowed values: {listed}")
+    return value
+
+
+def regime_name(regime: str) -> str:
+    """Canonical regime name; accepts the paper's aliases ``centralized`` and ``compute-limited``."""
+    if isinstance(regime, str):
+        regime = REGIME_ALIASES.get(regime, regime)
+    return choice("regime", regime, REGIMES + tuple(REGIME_ALIASES))
+
+
+def check_int(name: str, value: Any, *, minimum: int = 0) -> int:
+    """Validate an integer parameter (bools are rejected) and return it."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"parameter {name}={value!r} is not valid; allowed values: integers >= {minimum}")
+    return value
+
+
+def resolve_profile(profile: str | None = None) -> str:
+    """An explicit ``profile`` wins; otherwise ``$EAGLEBOOK_PROFILE``; otherwise ``'paper'``."""
+    if profile is None:
+        profile = os.environ.get(PROFILE_ENV) or "paper"
+    return choice("profile", profile, PROFILES)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """The paper's training distribution (paper-facts §4).
+
+    X = R1 R2ᵀ/√s with rows of R1 (d+d' × s) and R2 (n+n' × s) drawn from N(0, Σ), Σ_ii = alpha**i,
+    i = 1..s (the literal reading; §11 item 5).  ``noise_var`` is the variance σ² of i.i.d. Gaussian
+    noise added to every entry of X (0 or 1e-2 in the paper).
+    """
+
+    n: int = 18
+    d: int = 18
+    n_prime: int = 2
+    d_prime: int = 2
+    s: int = 10
+    alpha: float = 0.7
+    noise_var: float = 0.0
+
+    def __post_init__(self):
+        for k in ("n", "d", "n_prime", "d_prime", "s"):
+            check_int(k, getattr(self, k), minimum=1)
+        if self.s > min(self.n + self.n_prime, self.d + self.d_prime):
+            raise ValueError(f"parameter s={self.s} is not valid; the rank cannot exceed min(n+n', d+d')")
+        if not (0 < self.alpha <= 1):
+            raise ValueError(f"parameter alpha={self.alpha!r} is not valid; allowed values: 0 < alpha <= 1")
+        if not (self.noise_var >= 0):
+            raise ValueError(f"parameter noise_var={self.noise_var!r} is not valid; allowed values: >= 0")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The attention-only linear transformer (paper-facts §3)."""
+
+    regime: str = "unconstrained"
+    layers: int = 4
+    heads: int = 1          # unconstrained only; sketched has 1 head, distributed one head per machine
+    r: int = 5              # sketched: rank of W_Q, W_K
+    machines: int = 3       # distributed: number of machines M
+    init_std: float = 0.02  # paper-facts §11 item 6 (the paper gives no initialisation)
+
+    def __post_init__(self):
+        object.__setattr__(self, "regime", REGIME_ALIASES.get(self.regime, self.regime))
+        choice("regime", self.regime, REGIMES)
+        check_int("layers", self.layers, minimum=1)
+        check_int("heads", self.heads, minimum=1)
+        check_int("r", self.r, minimum=1)
+        check_int("machines", self.machines, minimum=1)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that determines a trained model.  Its hash is the cache key."""
+
+    task: TaskConfig = field(default_factory=TaskConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    steps: int = 20_000
+    batch: int = 1024
+    lr: float = 1e-3
+    clip: float = 0.1
+    eval_every: int = 250
+    eval_size: int = 4096
+    seed: int = 0
+    dtype: str = "float32"
+    skip_nonfinite: bool = True
+
+    def __post_init__(self):
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch", self.batch, minimum=1)
+        check_int("seed", self.seed, minimum=0)
+        choice("dtype", self.dtype, ("float32", "float64"))
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Bounds used by the chapters' *checks* (never by paper comparisons)."""
+
+    nystrom_rel_err: float = 1e-10   # float64 Nyström completion of a noiseless X
+    kappa_rel_err: float = 1e-8      # the κ generator hits the requested κ
+    beats_zero_factor: float = 5.0   # a trained model's median MSE is this many times below predicting 0
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named budget.  ``train`` is the base training config; chapters override regime and seed."""
+
+    name: str
+    train: TrainConfig
+    seeds: tuple[int, ...]
+    tol: Tolerances = field(default_factory=Tolerances)
+    n_task_samples: int = 20_000   # chapter 1: samples drawn to show the tail of ‖A‖₂
+
+    def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
+        """The training config for one regime and seed under this profile."""
+        model = replace(self.train.model, regime=regime_name(regime), **model_overrides)
+        return replace(self.train, model=model, seed=check_int("seed", seed))
+
+
+def _paper() -> Profile:
+    return Profile(name="paper", train=TrainConfig(), seeds=tuple(range(10)))
+
+
+def _ci() -> Profile:
+    # Small and quick: a shorter run that still learns the structure (tolerances loosened only where
+    # a shorter run is honestly less accurate; see each chapter's reproduction notes).
+    train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
+    return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000,
+                   tol=Tolerances(beats_zero_factor=3.0))
+
+
+def get(profile: str | None = None, **train_overrides) -> Profile:
+    """The profile ``profile`` (resolved by :func:`resolve_profile`), with optional TrainConfig overrides."""
+    p = {"paper": _paper, "ci": _ci}[resolve_profile(profile)]()
+    if train_overrides:
+        p = replace(p, train=replace(p.train, **train_overrides))
+    return p
+
+
+def as_dict(cfg: Any) -> dict:
+    """A JSON-friendly dict of a (nested) config dataclass."""
+    return dataclasses.asdict(cfg)

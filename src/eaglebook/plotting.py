@@ -1,0 +1,143 @@
+"""Figures: one style for the whole book, one colour *and* line style per method (Okabe–Ito)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+FULL = (6.4, 2.6)
+HALF = (3.2, 2.4)
+
+#: Okabe–Ito colours, each with its own line style so plots survive grayscale printing.
+METHOD_STYLE = {
+    "EAGLE": dict(color="#0072B2", linestyle="-"),
+    "transformer": dict(color="#D55E00", linestyle="--"),
+    "Nyström": dict(color="#009E73", linestyle=":"),
+    "zero": dict(color="#999999", linestyle="-."),
+    "GD": dict(color="#E69F00", linestyle="--"),
+    "CG": dict(color="#CC79A7", linestyle="-."),
+    "SVD": dict(color="#000000", linestyle=":"),
+    "unconstrained": dict(color="#0072B2", linestyle="-"),
+    "distributed": dict(color="#E69F00", linestyle="--"),
+    "sketched": dict(color="#009E73", linestyle="-."),
+}
+
+STYLE = {
+    "font.family": "serif",
+    "mathtext.fontset": "cm",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.5,
+    "figure.constrained_layout.use": True,
+    "figure.figsize": FULL,
+    "figure.dpi": 110,
+    "savefig.bbox": "tight",
+    "image.cmap": "RdBu_r",
+}
+
+
+def use_style() -> None:
+    """Apply the book's matplotlib style and SVG output for the HTML book."""
+    mpl.rcParams.update(STYLE)
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("svg")
+    except Exception:  # outside IPython there is nothing to configure
+        pass
+
+
+def save(fig, name: str) -> None:
+    """Write ``fig`` as PDF and PNG under ``_build/figures/`` when ``$SAVE_FIGURES`` is set."""
+    if os.environ.get("SAVE_FIGURES"):
+        out = Path("_build") / "figures"
+        out.mkdir(parents=True, exist_ok=True)
+        for ext in ("pdf", "png"):
+            fig.savefig(out / f"{name}.{ext}")
+
+
+def heatmap(ax, W, *, title: str = "", vmax: float | None = None, blocks: tuple[int, ...] = ()):
+    """A symmetric-colour heat map of a matrix, with optional block separators at the given indices."""
+    W = np.asarray(W, dtype=float)
+    vmax = vmax or float(np.abs(W).max()) or 1.0
+    im = ax.imshow(W, cmap="RdBu_r", vmin=-vmax, vmax=vmax, interpolation="nearest")
+    for b in blocks:
+        ax.axhline(b - 0.5, color="k", lw=0.6)
+        ax.axvline(b - 0.5, color="k", lw=0.6)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    return im
+
+
+def plot_blocks(X, task, *, title: str = "X"):
+    """Heat map of one matrix X with its A | C / B | D blocks outlined and labelled."""
+    fig, ax = plt.subplots(figsize=HALF)
+    heatmap(ax, X)
+    ax.axhline(task.d - 0.5, color="k", lw=1.2)
+    ax.axvline(task.n - 0.5, color="k", lw=1.2)
+    for label, (r, c) in {"A": (task.d / 2, task.n / 2), "C": (task.d / 2, task.n + task.n_prime / 2),
+                          "B": (task.d + task.d_prime / 2, task.n / 2),
+                          "D": (task.d + task.d_prime / 2, task.n + task.n_prime / 2)}.items():
+        ax.text(c - 0.5, r - 0.5, label, ha="center", va="center", fontsize=10, weight="bold",
+                color="k", bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.7))
+    ax.set_xlabel(f"features: n + n' = {task.n + task.n_prime} columns")
+    ax.set_ylabel(f"tokens: d + d' = {task.d + task.d_prime} rows")
+    return fig
+
+
+def plot_mask_and_regimes(task, *, r: int, owner):
+    """Left: the token mask M.  Right three: which weight entries each regime may use (W_Q W_Kᵀ)."""
+    fig, axes = plt.subplots(1, 4, figsize=(FULL[0], 1.9))
+    from .tasks import token_mask
+
+    M = token_mask(task).numpy()
+    axes[0].imshow(M, cmap="Greys", vmin=0, vmax=1.3, interpolation="nearest")
+    axes[0].set_title("mask M (query × key)")
+    N = task.n + task.n_prime
+    full = np.ones((N, N))
+    g = np.random.default_rng(0)  # schematic only: one random rank-r product Q Kᵀ
+    rank_r = np.abs(g.standard_normal((N, r)) @ g.standard_normal((r, N)))
+    feats = np.concatenate([owner, -np.ones(task.n_prime, dtype=int)])
+    dist = np.zeros((N, N))
+    for mu in np.unique(owner):
+        sel = (feats == mu) | (feats < 0)
+        dist[np.ix_(sel, sel)] = mu + 1
+    panels = [(full, "unconstrained: any $W_Q W_K^\\top$"),
+              (rank_r, f"sketched: rank $\\leq r = {r}$"),
+              (dist, f"distributed: {owner.max() + 1} local blocks")]
+    for ax, (W, t) in zip(axes[1:], panels):
+        ax.imshow(W, cmap="Blues" if W is not dist else "tab10", vmin=0, vmax=W.max() * 1.2 if W is not dist else 10,
+                  interpolation="nearest")
+        ax.set_title(t)
+    for ax in axes:
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    return fig
+
+
+def plot_tail(norms, *, xlabel: str):
+    """Empirical complementary CDF P(‖A‖₂ > t) on log–log axes, with the median marked."""
+    x = np.sort(np.asarray(norms))
+    ccdf = 1.0 - np.arange(len(x)) / len(x)
+    fig, ax = plt.subplots(figsize=HALF)
+    ax.loglog(x, ccdf, color=METHOD_STYLE["EAGLE"]["color"])
+    ax.axvline(np.median(x), color="k", ls=":", lw=0.8, label="median")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("P(norm > t)")
+    ax.legend()
+    return fig

@@ -1,0 +1,222 @@
+"""The masked-block completion task (paper-facts §1, §2, §4).
+
+X = [[A, C], [B, D]] with A (d×n), C (d×n'), B (d'×n), D (d'×n').  D is hidden; the target is the
+Nyström completion D̂* = B A^† C = B Aᵀ(AAᵀ)^† C.  Tokens are the d+d' *rows* of X, features its n+n'
+columns; the mask lets every token attend to the first d tokens only.
+
+All functions are pure: randomness comes in as a ``torch.Generator`` (training batches) or a
+``numpy.random.Generator`` (test problems), dtype and device are arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from .config import TaskConfig
+
+__all__ = [
+    "Blocks", "split", "assemble", "prompt", "sample_X", "nystrom", "token_mask",
+    "feature_owner", "make_problem", "scalar_regression", "check_finite",
+]
+
+
+class Blocks(NamedTuple):
+    """The four blocks of X (or of any activation Z with the same layout)."""
+    A: object
+    B: object
+    C: object
+    D: object
+
+
+def _shape(x) -> tuple[int, ...]:
+    return tuple(x.shape)
+
+
+def check_finite(name: str, x) -> None:
+    """Raise ``ValueError`` naming ``name`` if ``x`` has a NaN or an infinity."""
+    ok = bool(torch.isfinite(x).all()) if isinstance(x, torch.Tensor) else bool(np.isfinite(np.asarray(x)).all())
+    if not ok:
+        raise ValueError(f"argument {name} has non-finite entries (NaN or inf)")
+
+
+def split(Z, task: TaskConfig) -> Blocks:
+    """Split ``Z`` (..., d+d', n+n') into its blocks A, B, C, D (views, no copies)."""
+    d, n = task.d, task.n
+    want = (task.d + task.d_prime, task.n + task.n_prime)
+    if _shape(Z)[-2:] != want:
+        raise ValueError(f"argument Z has trailing shape {_shape(Z)[-2:]}, expected (d+d', n+n') = {want}")
+    return Blocks(Z[..., :d, :n], Z[..., d:, :n], Z[..., :d, n:], Z[..., d:, n:])
+
+
+def assemble(A, B, C, D):
+    """Stack blocks back into X = [[A, C], [B, D]], checking that the shapes agree."""
+    check_shapes(A, B, C, D)
+    lib = torch if isinstance(A, torch.Tensor) else np
+    top = lib.concatenate([A, C], -1) if lib is np else torch.cat([A, C], -1)
+    bot = lib.concatenate([B, D], -1) if lib is np else torch.cat([B, D], -1)
+    return lib.concatenate([top, bot], -2) if lib is np else torch.cat([top, bot], -2)
+
+
+def check_shapes(A, B, C, D=None) -> tuple[int, int, int, int]:
+    """Validate the block shapes; return (d, n, d', n').  Errors name the offending argument."""
+    for name, x in (("A", A), ("B", B), ("C", C)):
+        if len(_shape(x)) < 2:
+            raise ValueError(f"argument {name} must be a matrix (or a batch of matrices), got shape {_shape(x)}")
+    d, n = _shape(A)[-2:]
+    dp, nB = _shape(B)[-2:]
+    dC, np_ = _shape(C)[-2:]
+    if nB != n:
+        raise ValueError(f"argument B has {nB} columns but A has {n}: B must be d'×n")
+    if dC != d:
+        raise ValueError(f"argument C has {dC} rows but A has {d}: C must be d×n'")
+    if D is not None and _shape(D)[-2:] != (dp, np_):
+        raise ValueError(f"argument D has shape {_shape(D)[-2:]}, expected d'×n' = {(dp, np_)}")
+    return d, n, dp, np_
+
+
+def prompt(X, task: TaskConfig):
+    """The transformer's input Z₀ = [[A, C], [B, 0]]: X with the hidden block D zeroed."""
+    Z = X.clone() if isinstance(X, torch.Tensor) else np.array(X, copy=True)
+    split(Z, task).D[...] = 0
+    return Z
+
+
+def _sigma_sqrt(task: TaskConfig, dtype, device) -> torch.Tensor:
+    i = torch.arange(1, task.s + 1, dtype=dtype, device=device)  # Σ_ii = α^i, i = 1..s (§11 item 5)
+    return task.alpha ** (i / 2)
+
+
+def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
+             dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw a batch from the paper's distribution; return ``(X_clean, X_observed)``.
+
+    X = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (paper-facts §4).  ``X_observed`` adds
+    i.i.d. N(0, σ²) noise to every entry when ``task.noise_var > 0`` and is ``X_clean`` otherwise.
+    Sampling happens on ``generator``'s device, then moves to ``device``.
+    """
+    if batch < 1:
+        raise ValueError(f"argument batch={batch} must be >= 1")
+    gdev = generator.device
+    sq = _sigma_sqrt(task, dtype, gdev)
+    R1 = torch.randn(batch, task.d + task.d_prime, task.s, generator=generator, dtype=dtype, device=gdev) * sq
+    R2 = torch.randn(batch, task.n + task.n_prime, task.s, generator=generator, dtype=dtype, device=gdev) * sq
+    X = R1 @ R2.transpose(-1, -2) / math.sqrt(task.s)
+    Xo = X
+    if task.noise_var > 0:
+        Xo = X + math.sqrt(task.noise_var) * torch.randn(X.shape, generator=generator, dtype=dtype, device=gdev)
+    return X.to(device), Xo.to(device)
+
+
+def nystrom(A, B, C, *, rcond: float | None = None):
+    """The Nyström completion D̂* = B A^† C (batched), computed in float64 via the pseudo-inverse.
+
+    ``rcond`` is the relative cut-off for small singular values of A (default: ``max(d, n)·eps``), so a
+    rank-deficient A is handled as the paper's minimum-rank completion.  Returns the input's type.
+    """
+    check_shapes(A, B, C)
+    for name, x in (("A", A), ("B", B), ("C", C)):
+        check_finite(name, x)
+    if isinstance(A, torch.Tensor):
+        A64, B64, C64 = (x.to(torch.float64) for x in (A, B, C))
+        d, n = A.shape[-2:]
+        rtol = rcond if rcond is not None else max(d, n) * torch.finfo(torch.float64).eps
+        out = B64 @ torch.linalg.pinv(A64, rtol=rtol) @ C64
+        return out.to(A.dtype)
+    A64, B64, C64 = (np.asarray(x, dtype=np.float64) for x in (A, B, C))
+    d, n = A64.shape[-2:]
+    rtol = rcond if rcond is not None else max(d, n) * np.finfo(np.float64).eps
+    out = B64 @ np.linalg.pinv(A64, rtol=rtol) @ C64
+    return out.astype(np.result_type(np.asarray(A).dtype, np.float32)) if np.asarray(A).dtype != np.float64 else out
+
+
+def token_mask(task: TaskConfig, *, dtype=torch.float32, device="cpu") -> torch.Tensor:
+    """The fixed attention mask M = [1 1_dᵀ, 0]: (d+d')×(d+d'); every query reads the first d tokens only.
+
+    Entry (i, j) is 1 when token i may attend to token j.  It is the same in every regime and layer;
+    the regimes differ in the constraints on the weights (see :func:`feature_owner`).
+    """
+    T = task.d + task.d_prime
+    M = torch.zeros(T, T, dtype=dtype, device=device)
+    M[:, : task.d] = 1
+    return M
+
+
+def feature_owner(task: TaskConfig, machines: int) -> np.ndarray:
+    """For the distributed regime: which machine holds each of the n data columns (contiguous split).
+
+    Returns an int array of length n with values 0..M-1.  The n' query columns (C, D) are replicated on
+    every machine (paper-facts §3.2, §11 item 3).  Requires 1 <= M <= n.
+    """
+    if not (1 <= machines <= task.n):
+        raise ValueError(f"argument machines={machines} must satisfy 1 <= M <= n = {task.n}")
+    return np.repeat(np.arange(machines), np.diff(np.linspace(0, task.n, machines + 1).round().astype(int)))
+
+
+def make_problem(n: int, d: int, n_prime: int = 2, d_prime: int = 2, *, rank: int | None = None,
+                 kappa: float = 100.0, rng: np.random.Generator, noise_std: float = 0.0,
+                 spectrum: str = "log-uniform", dtype=np.float64) -> Blocks:
+    """A test problem with A of size d×n, the given rank and condition number κ(A) (paper-facts §11 item 11).
+
+    A = U diag(σ) Vᵀ with Haar-random U, V and σ in [1/κ, 1] (log-uniform, endpoints included, or
+    ``spectrum='log-spaced'``).  B = W A and D = W C for a Gaussian W (d'×d), so X is noiseless and
+    rank(X) = rank(A); C = A G for a Gaussian G so that C lies in the column span of A.  With
+    ``noise_std > 0``, i.i.d. Gaussian noise of that standard deviation is added to A, B, C (D stays
+    the clean completion of the clean data).  Returns ``Blocks(A, B, C, D)``.
+    """
+    for name, v in (("n", n), ("d", d), ("n_prime", n_prime), ("d_prime", d_prime)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise ValueError(f"argument {name}={v!r} must be a positive integer")
+    rank = min(n, d) if rank is None else rank
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not (1 <= rank <= min(n, d)):
+        raise ValueError(f"argument rank={rank!r} is impossible for a {d}×{n} matrix: need 1 <= rank <= {min(n, d)}")
+    if not (np.isfinite(kappa) and kappa >= 1):
+        raise ValueError(f"argument kappa={kappa!r} must be a finite number >= 1")
+    if not (np.isfinite(noise_std) and noise_std >= 0):
+        raise ValueError(f"argument noise_std={noise_std!r} must be a finite number >= 0")
+    if spectrum not in ("log-uniform", "log-spaced"):
+        raise ValueError(f"argument spectrum={spectrum!r} must be 'log-uniform' or 'log-spaced'")
+    U = _haar(d, rank, rng)
+    V = _haar(n, rank, rng)
+    if spectrum == "log-spaced" or rank <= 2:
+        logs = np.linspace(0.0, -np.log(kappa), rank)
+    else:  # log-uniform, with both endpoints present so that κ(A) is exactly the requested κ
+        logs = np.concatenate([[0.0, -np.log(kappa)], rng.uniform(-np.log(kappa), 0.0, rank - 2)])
+    sigma = np.sort(np.exp(logs))[::-1]
+    A = (U * sigma) @ V.T
+    W = rng.standard_normal((d_prime, d)) / np.sqrt(d)
+    G = rng.standard_normal((n, n_prime)) / np.sqrt(n)
+    C = A @ G
+    B, D = W @ A, W @ C
+    if noise_std > 0:
+        A, B, C = (x + noise_std * rng.standard_normal(x.shape) for x in (A, B, C))
+    return Blocks(*(np.asarray(x, dtype=dtype) for x in (A, B, C, D)))
+
+
+def _haar(m: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    """m×k matrix with orthonormal columns, Haar distributed (QR of a Gaussian with sign fix)."""
+    Q, R = np.linalg.qr(rng.standard_normal((m, k)))
+    return Q * np.sign(np.diag(R))
+
+
+def scalar_regression(X: np.ndarray, y: np.ndarray, x_query: np.ndarray) -> Blocks:
+    """The scalar-regression special case d' = n' = 1 (paper-facts §1).
+
+    ``X`` is d×n (the n training inputs as columns), ``y`` the n labels, ``x_query`` the query (length d).
+    Returns the prompt blocks with D = 0 (to be predicted); ``nystrom`` on them gives the OLS prediction.
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float).reshape(1, -1)
+    xq = np.asarray(x_query, dtype=float).reshape(-1, 1)
+    if X.ndim != 2:
+        raise ValueError(f"argument X must be a d×n matrix, got shape {X.shape}")
+    if y.shape[1] != X.shape[1]:
+        raise ValueError(f"argument y has {y.shape[1]} labels but X has {X.shape[1]} columns")
+    if xq.shape[0] != X.shape[0]:
+        raise ValueError(f"argument x_query has length {xq.shape[0]} but X has {X.shape[0]} rows")
+    for name, v in (("X", X), ("y", y), ("x_query", xq)):
+        check_finite(name, v)
+    return Blocks(X, y, xq, np.zeros((1, 1)))
