@@ -16,7 +16,6 @@ def pytest_configure(config):
     # own book build; the test cache persists, so a second `make test` reuses the trained ci models.
     os.environ.setdefault("EAGLEBOOK_CACHE", str(REPO / ".cache" / "eaglebook-test"))
     os.environ.setdefault("EAGLEBOOK_CLAIMS", str(REPO / "_build" / "claims-test"))
-    os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 
@@ -33,3 +32,9 @@ def pytest_terminal_summary(terminalreporter):
 def nbval_active(request) -> bool:
     o = request.config.option
     return bool(getattr(o, "nbval", False) or getattr(o, "nbval_lax", False))
+
+
+@pytest.fixture
+def chapter_times() -> dict[str, float]:
+    """Chapter name -> wall seconds; printed at the end of the run."""
+    return CHAPTER_TIMES

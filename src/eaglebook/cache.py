@@ -141,7 +141,7 @@ def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = Fal
     with _locked(d):
         if not force and is_valid(d):  # another run finished it while we waited
             return load(d)
-        if d.exists():
+        if d.exists() and not force:
             warnings.warn(f"cache entry {d} is incomplete or corrupt; rebuilding it", RuntimeWarning, stacklevel=2)
         t0 = time.perf_counter()
         obj = compute()

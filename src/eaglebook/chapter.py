@@ -42,7 +42,6 @@ def start(name: str, *, title: str, profile: str | None, seed: int, regime: str 
     config.check_int("seed", seed)
     if regime is not None:
         regime = config.regime_name(regime)
-        regime = config.REGIME_ALIASES.get(regime, regime)
     plotting.use_style()
     try:  # one thread per process: the matrices are tiny, and 2 threads on a busy core spin (probes.md)
         import torch

@@ -1,0 +1,181 @@
+"""Config, cache and claims ledger."""
+
+import json
+import multiprocessing as mp
+import time
+from dataclasses import replace
+
+import pytest
+
+from eaglebook import cache, config, report
+
+
+# ---- config --------------------------------------------------------------------------------------
+
+def test_profile_resolution_env_and_explicit(monkeypatch):
+    monkeypatch.delenv(config.PROFILE_ENV, raising=False)
+    assert config.resolve_profile() == "paper"
+    monkeypatch.setenv(config.PROFILE_ENV, "ci")
+    assert config.resolve_profile() == "ci"
+    assert config.resolve_profile("paper") == "paper"  # explicit wins over the environment
+    monkeypatch.setenv(config.PROFILE_ENV, "bogus")
+    with pytest.raises(ValueError, match="profile='bogus'.*'paper', 'ci'"):
+        config.resolve_profile()
+
+
+def test_paper_profile_is_the_papers_recipe():
+    t = config.get("paper").train
+    assert (t.steps, t.batch, t.lr, t.clip) == (20_000, 1024, 1e-3, 0.1)
+    assert (t.task.n, t.task.d, t.task.n_prime, t.task.d_prime, t.task.s, t.task.alpha) == (18, 18, 2, 2, 10, 0.7)
+    assert t.model.layers == 4 and t.model.r == 5 and t.model.machines == 3
+    assert len(config.get("paper").seeds) == 10
+
+
+def test_regime_names_and_aliases():
+    assert config.regime_name("centralized") == "unconstrained"  # accepted and canonicalised
+    assert config.ModelConfig(regime="centralized").regime == "unconstrained"
+    assert config.ModelConfig(regime="compute-limited").regime == "sketched"
+    with pytest.raises(ValueError, match="regime='dense'.*unconstrained.*distributed.*sketched"):
+        config.regime_name("dense")
+    assert config.get("ci").training("distributed", seed=2).model.regime == "distributed"
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
+def test_seed_validation(bad):
+    with pytest.raises(ValueError, match="seed"):
+        config.get("ci").training("unconstrained", seed=bad)
+
+
+def test_configs_are_frozen():
+    with pytest.raises(Exception):
+        config.get("ci").train.steps = 3
+
+
+# ---- cache ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def tmp_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    return tmp_path / "c"
+
+
+def test_hash_covers_the_whole_config():
+    a = config.get("ci").train
+    assert cache.config_hash(a) == cache.config_hash(replace(a))
+    assert cache.config_hash(a) != cache.config_hash(replace(a, lr=2e-3))
+    assert cache.config_hash(a) != cache.config_hash(replace(a, task=replace(a.task, alpha=0.69)))
+
+
+def test_cached_computes_once_and_is_self_describing(tmp_cache):
+    calls = []
+    cfg = config.get("ci").train
+    f = lambda: calls.append(1) or {"x": [1, 2, 3]}
+    assert cache.cached("t", cfg, f) == {"x": [1, 2, 3]}
+    assert cache.cached("t", cfg, f) == {"x": [1, 2, 3]}
+    assert len(calls) == 1
+    d = cache.entry_dir("t", cfg)
+    assert json.loads((d / "config.json").read_text())["steps"] == cfg.steps
+    assert "sha256" in json.loads((d / "meta.json").read_text())
+    assert cache.cached("t", cfg, f, force=True) and len(calls) == 2
+
+
+def test_corrupt_or_partial_entry_is_rebuilt(tmp_cache):
+    cfg = config.get("ci").train
+    cache.cached("t", cfg, lambda: 1)
+    d = cache.entry_dir("t", cfg)
+    (d / "payload.pt").write_bytes(b"garbage")           # corrupt payload
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        assert cache.cached("t", cfg, lambda: 2) == 2
+    (d / "meta.json").unlink()                           # partial entry (no meta)
+    with pytest.warns(RuntimeWarning):
+        assert cache.cached("t", cfg, lambda: 3) == 3
+
+
+def test_interrupted_compute_leaves_nothing(tmp_cache):
+    cfg = config.get("ci").train
+
+    def boom():
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        cache.cached("t", cfg, boom)
+    assert not cache.is_valid(cache.entry_dir("t", cfg))
+    assert cache.cached("t", cfg, lambda: 5) == 5
+
+
+def _slow_compute(path, out):
+    import os
+    os.environ[cache.CACHE_ENV] = path
+    cfg = config.get("ci").train
+
+    def f():
+        time.sleep(1.0)
+        return os.getpid()
+
+    out.put(cache.cached("t", cfg, f))
+
+
+def test_two_processes_sharing_the_cache_compute_once(tmp_cache):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    ps = [ctx.Process(target=_slow_compute, args=(str(tmp_cache), q)) for _ in range(2)]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join(60)
+    results = [q.get(timeout=5) for _ in ps]
+    assert results[0] == results[1]  # the second waited for the first and loaded its result
+
+
+# ---- claims ledger -------------------------------------------------------------------------------
+
+@pytest.fixture
+def claims(tmp_path, monkeypatch):
+    monkeypatch.setenv(report.CLAIMS_ENV, str(tmp_path / "claims"))
+
+
+def test_check_asserts_and_records(claims):
+    led = report.Ledger("99_x", "ci")
+    assert led.check("k", 0.5, upper=1.0, what="w") == 0.5
+    with pytest.raises(AssertionError, match="k2"):
+        led.check("k2", 2.0, upper=1.0, what="w")
+    with pytest.raises(AssertionError):
+        led.check("k3", float("nan"), upper=1.0)
+    saved = report.load_ledgers("ci")[0]
+    assert saved.checks["k"]["ok"] and not saved.checks["k2"]["ok"]  # the failure is recorded too
+
+
+def test_check_needs_a_bound(claims):
+    with pytest.raises(ValueError):
+        report.Ledger("99_x", "ci").check("k", 1.0)
+
+
+@pytest.mark.parametrize("crit, ours, paper, verdict", [
+    (report.within_factor(2), 1.5e-3, 1e-3, "reproduced"),
+    (report.within_factor(2, partly=10), 8e-3, 1e-3, "partly"),
+    (report.within_factor(2, partly=10), 2e-2, 1e-3, "not reproduced"),
+    (report.within_factor(2), -1e-3, 1e-3, "not reproduced"),
+    (report.at_most(6e-4), 5e-4, 6e-4, "reproduced"),
+    (report.at_most(6e-4), float("nan"), 6e-4, "not reproduced"),
+    (report.at_least(10), 12, None, "reproduced"),
+    (report.in_range(10, 50, partly=2), 7, None, "partly"),
+    (report.in_range(10, 50, partly=2), 200, None, "not reproduced"),
+])
+def test_comparison_verdicts_never_raise(claims, crit, ours, paper, verdict):
+    led = report.Ledger("99_x", "ci")
+    assert led.compare("c", ours, paper=paper, criterion=crit, what="w") == verdict
+
+
+def test_scorecard_tables(claims):
+    led = report.Ledger("01_a", "ci", title="One")
+    led.compare("c1", 2e-3, paper=1e-3, criterion=report.within_factor(3), what="MSE | final")
+    led.check("k1", 1.0, lower=0.0, what="x")
+    md = report.comparisons_table(report.load_ledgers("ci"), link=True)
+    assert "[One](01_a.md)" in md and "**reproduced**" in md and "MSE \\| final" in md
+    assert "| yes |" in report.checks_table(report.load_ledgers("ci"))
+    assert "no paper comparison" in report.comparisons_table([])
+
+
+def test_toc_chapters_in_order():
+    names = report.toc_chapters()
+    assert names[0] == "index" and "01_task" in names

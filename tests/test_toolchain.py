@@ -1,0 +1,124 @@
+"""The users' commands: papermill on .md chapters, pytest --nbval, JupyterLab's default viewer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from eaglebook import report
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+CHAPTERS = [c for c in report.toc_chapters()
+            if "tags: [parameters]" in (REPO / "book" / f"{c}.md").read_text()]
+
+
+def run(cmd, cwd=REPO, env=None, timeout=900):
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def test_every_toc_chapter_has_a_parameters_cell_with_profile_and_seed():
+    assert "01_task" in CHAPTERS
+    for c in CHAPTERS:
+        src = (REPO / "book" / f"{c}.md").read_text()
+        assert "profile = None" in src and "seed = " in src, c
+
+
+def test_papermill_from_repo_root(tmp_path):
+    out = tmp_path / "out.ipynb"
+    r = run([str(BIN / "papermill"), "book/01_task.md", str(out), "-p", "seed", "3", "-p", "profile", "ci"])
+    assert r.returncode == 0, r.stderr[-3000:]
+    nb = nbformat.read(out, as_version=4)
+    assert any("injected-parameters" in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def test_papermill_with_absolute_path_from_elsewhere(tmp_path):
+    out = tmp_path / "out.ipynb"
+    r = run([str(BIN / "papermill"), str(REPO / "book" / "01_task.md"), str(out), "-p", "profile", "ci"], cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_papermill_refuses_text_output(tmp_path):
+    r = run([str(BIN / "papermill"), "book/01_task.md", str(tmp_path / "out.md"), "-p", "profile", "ci"])
+    assert r.returncode != 0 and ".ipynb" in r.stderr
+
+
+def _error_cell(path: Path) -> int:
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, c in enumerate(code):
+        if any(o.get("output_type") == "error" for o in c.get("outputs", [])):
+            return i
+    return -1
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("param, value, message", [
+    ("profile", "bogus", "profile='bogus' is not valid; allowed values: 'paper', 'ci'"),
+    ("seed", "-1", "seed=-1 is not valid; allowed values: integers >= 0"),
+])
+def test_bad_parameter_fails_early_naming_it(tmp_path, chapter, param, value, message):
+    out = tmp_path / "out.ipynb"
+    r = run([str(BIN / "papermill"), f"book/{chapter}.md", str(out), "-p", param, value])
+    assert r.returncode != 0
+    assert message in r.stderr + out.read_text()
+    assert 0 <= _error_cell(out) <= 2  # parameters, injected parameters, then the set-up cell raises
+
+
+def test_bad_regime_is_named():
+    from eaglebook import config
+    with pytest.raises(ValueError, match="regime='dense' is not valid; allowed values: 'unconstrained'"):
+        config.regime_name("dense")
+
+
+def test_nbval_collects_and_runs_md_chapters():
+    r = run([sys.executable, "-m", "pytest", "--nbval", "-q", "book/01_task.md"], env={"EAGLEBOOK_PROFILE": "ci"})
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert " passed" in r.stdout
+    r = run([sys.executable, "-m", "pytest", "--nbval-lax", "-q", "book/01_task.md"], env={"EAGLEBOOK_PROFILE": "ci"})
+    assert r.returncode == 0, r.stdout[-3000:]
+
+
+def test_nbval_fails_on_a_failing_assert(tmp_path):
+    src = (REPO / "book" / "01_task.md").read_text().split("```{code-cell}")[0]
+    (tmp_path / "bad.md").write_text(src + "```{code-cell} ipython3\nassert 1 + 1 == 3, 'boom'\n```\n")
+    r = run([sys.executable, "-m", "pytest", "--nbval", "-q", "-p", "eaglebook.nbval_plugin",
+             "-p", "no:cacheprovider", str(tmp_path / "bad.md")], cwd=tmp_path)
+    assert r.returncode == 1, r.stdout[-2000:]
+    assert "boom" in r.stdout
+
+
+def test_nbval_collects_each_chapter_once_and_no_build_copies():
+    build_copy = REPO / "_build" / "jupyter_execute" / "book"
+    build_copy.mkdir(parents=True, exist_ok=True)
+    decoy = build_copy / "zz_decoy.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise SystemExit(1)")]), decoy)
+    try:
+        r = run([sys.executable, "-m", "pytest", "--nbval", "--collect-only", "-q"])
+    finally:
+        decoy.unlink()
+    assert r.returncode == 0, r.stdout[-2000:]
+    files = {line.split("::")[0] for line in r.stdout.splitlines() if "::" in line}
+    assert not any("_build" in f for f in files)
+    for c in CHAPTERS:
+        assert f"book/{c}.md" in files
+
+
+def test_jupyterlab_opens_md_chapters_as_notebooks():
+    overrides = json.loads((REPO / ".jupyter/lab/settings/overrides.json").read_text())
+    viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["markdown"] == viewers["myst"] == "Jupytext Notebook"
+    installed = Path(sys.prefix) / "share/jupyter/lab/settings/overrides.json"
+    if Path(sys.prefix) == (REPO / ".venv").resolve() or (REPO / ".venv") == Path(sys.prefix):
+        assert json.loads(installed.read_text()) == overrides  # `make` installed it into the venv
+    from jupytext import TextFileContentsManager
+    cm = TextFileContentsManager(root_dir=str(REPO / "book"))
+    model = cm.get("01_task.md", type="notebook", content=True)
+    assert model["type"] == "notebook" and any(c.cell_type == "code" for c in model["content"].cells)
