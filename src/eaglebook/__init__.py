@@ -1,6 +1,27 @@
 """eaglebook: an executable reproduction of *Linear Transformers Implicitly Discover Unified
-Numerical Algorithms* (Lutz, Gangrade, Daneshmand, Saligrama; NeurIPS 2025)."""
+Numerical Algorithms* (Lutz, Gangrade, Daneshmand, Saligrama; NeurIPS 2025).
+
+The user-facing solver API is re-exported here::
+
+    import eaglebook
+    res = eaglebook.solve(A, B, C)                     # D ≈ B A^† C, with per-iteration diagnostics
+    res = eaglebook.solve(A, B, C, sketch=r)           # sketched: r random columns per iteration
+    res = eaglebook.solve_distributed([A1, A2], [B1, B2], C)   # column blocks on M machines
+
+The names are imported lazily, so that tools which only need a submodule (papermill's reader, the nbval
+plugin) do not pay for importing torch.
+"""
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_EAGLE = ("solve", "solve_distributed", "iterate", "layerwise", "update", "Result", "Iterate",
+          "split_columns", "diversity_index")
+
+__all__ = ["__version__", *_EAGLE]
+
+
+def __getattr__(name):
+    if name in _EAGLE:
+        from . import eagle
+        return getattr(eagle, name)
+    raise AttributeError(f"module 'eaglebook' has no attribute {name!r}")

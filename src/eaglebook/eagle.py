@@ -1,0 +1,784 @@
+"""EAGLE, the algorithm extracted from the trained transformers (paper-facts §6, Algorithm 1).
+
+EAGLE estimates the Nyström completion D̂* = B A^† C of X = [[A, C], [B, D]] (A: d×n, B: d'×n,
+C: d×n', D: d'×n').  One UPDATE, in the paper's symbols, is::
+
+    Ã = A S,  B̃ = B S,  ρ = ‖Ã‖₂⁻²
+    A' = A − ηρ Ã Ãᵀ Ã Sᵀ        B' = B − ηρ B̃ Ãᵀ Ã Sᵀ
+    C' = C − γρ Ã Ãᵀ C           D' = D + γρ B̃ Ãᵀ C
+
+and the outer loop runs it on M machines (each holding a column block A^μ, B^μ of the data and the
+shared C, D), then *averages* the machines' C' and D'.  Three regimes:
+
+* centralized (:func:`solve`, ``sketch=None``): M = 1, S = I_n;
+* sketched / compute-limited (:func:`solve` with ``sketch=r``): M = 1, S an n×r column selection
+  (r of the n columns, orthonormal columns), redrawn every iteration;
+* distributed (:func:`solve_distributed`): M machines, S = I on each, ρ^μ per machine.
+
+The iteration keeps the invariant D_ℓ + B_ℓ A_ℓ^† C_ℓ = B A^† C and drives C_ℓ to its component in
+ker(A_ℓ A_ℓᵀ), so that D_ℓ → B A^† C.  For S = I (centralized) the invariant holds for *any* data:
+A' = A R and B' = B R with R = I − ηρ AᵀA, a function of AᵀA.  For a sketch (R = I − ηρ S ÃᵀÃ Sᵀ)
+and in the distributed regime it holds when the data are consistent (B = W A, e.g. noiseless
+rank(X) = rank(A), Theorem 2's assumption) or A has full column rank; on noisy wide data
+(d < n, B ∉ row space of A) sketched and distributed EAGLE converge to a *re-weighted* least-squares
+completion instead of B A^† C (measured: 46% relative error on a noisy 30×50 problem).  With the theorem constants η = 1/3, γ = 1 the number of
+iterations grows like log κ(A) + log log(1/ε) (Theorem 1, paper-facts §7).
+
+Implementation notes
+--------------------
+* One torch core serves every entry point.  NumPy arrays in → NumPy arrays out; torch tensors in →
+  torch tensors out, on their device.  float64 and float32 are computed natively; integer input is
+  computed in float64 (NumPy) or the torch default dtype, half precision in float32 (and returned in
+  the input dtype).  Leading batch dimensions (…, d, n) are supported everywhere.
+* ρ comes from the spectral norm of the (sketched) Ã: ``rho="exact"`` (an SVD-based 2-norm),
+  ``rho="power"`` (``power_iters`` warm-started power iterations, see :func:`solve`) or a callable.
+  ``rho_scale`` multiplies the norm (ρ = (rho_scale·‖Ã‖₂)⁻²); ``rho_pool="batch_max"`` uses the largest
+  norm in the batch, as the trained transformer does (paper-facts §5.2).
+* Rescaling: ‖A_ℓ‖ shrinks like (2/3)^ℓ, so A_ℓ Ãᵀ Ã underflows in float32 after ~100 iterations
+  (the update then silently freezes).  Before each UPDATE, if ‖A_ℓ‖_F lies outside [2⁻¹⁶, 2¹⁶] (per
+  instance and machine), A_ℓ is multiplied by the power of two 2^k that brings ‖A_ℓ‖_F closest to 1;
+  B_ℓ is treated the same way with its *own* exponent.  The stored iterates are 2^{k_A}·A_ℓ and
+  2^{k_B}·B_ℓ; the A, B and C updates are invariant to these factors (ρ scales like ‖A‖⁻²) and the D
+  increment is multiplied by 2^{k_A − k_B}, so in exact arithmetic nothing changes, and powers of two
+  are exact in binary floating point.  (A common factor for A and B is not enough: B's component in
+  the right kernel of A is never shrunk by the update, and rescaling it with A's factor made it
+  overflow after a few hundred float32 iterations on rank-deficient or noisy wide data.)
+  ``rescale=False`` turns it off.
+* A = 0 (or a sketch that selects only zero columns) gives ρ = 0 for that step: nothing moves, and
+  D stays at D₀ = 0, which is the correct completion B·0^†·C = 0.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Callable, Iterator, NamedTuple, Sequence
+
+import numpy as np
+import torch
+
+from .tasks import Blocks, check_finite, check_shapes
+
+__all__ = [
+    "Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
+    "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS",
+]
+
+#: Default relative stopping tolerance per compute dtype (see :func:`solve`).
+DEFAULT_TOL = {torch.float64: 1e-12, torch.float32: 1e-6}
+#: ‖A_ℓ‖_F and ‖B_ℓ‖_F are each kept inside these bounds by exact power-of-two rescaling.
+RESCALE_BOUNDS = (2.0 ** -16, 2.0 ** 16)
+
+_RHO_METHODS = ("exact", "power")
+_POOLS = ("instance", "batch_max")
+_SKETCH_KINDS = ("columns", "haar")
+
+
+# ----------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class Result:
+    """What :func:`solve` and :func:`solve_distributed` return.
+
+    Attributes
+    ----------
+    D : the completion D_L ≈ B A^† C, with the input's array type, device and dtype.
+    iterations : number L of UPDATE rounds that were run.
+    converged : True when the stopping rule fired (it says nothing about the error: a stalled
+        iteration also stops changing D — compare ``error`` with a reference to know).
+    status : ``"converged"``, ``"max_iter"`` or ``"non-finite"`` (D became NaN/inf; stopped).
+    delta : float64 array, ``delta[i]`` = ‖D_ℓ − D_{ℓ−1}‖_F for ℓ = i+1 (max over a batch).
+    error : float64 array, ``error[i]`` = ‖D_ℓ − reference‖_F² for ℓ = i+1 (mean over a batch,
+        computed in float64), or None when no reference was given.
+    rel_error : float64 array, ‖D_ℓ − reference‖_F / ‖reference‖_F (over the whole batch), or None.
+    machines : M (1 for :func:`solve`).
+    floats_per_round : floats each machine sends to the centre per round, (d + d')·n' (its C'^μ and
+        D'^μ; the broadcast back has the same size); 0 for a single machine.
+    communication : ``iterations * floats_per_round``.
+    """
+
+    D: object
+    iterations: int
+    converged: bool
+    status: str
+    delta: np.ndarray
+    error: np.ndarray | None = None
+    rel_error: np.ndarray | None = None
+    machines: int = 1
+    floats_per_round: int = 0
+    communication: int = 0
+
+
+class Iterate(NamedTuple):
+    """One iterate of :func:`iterate`.
+
+    ``A``/``B`` are the *stored* iterates 2^{k_A}·A_ℓ and 2^{k_B}·B_ℓ (see the module doc on
+    rescaling): arrays for a single machine, tuples of per-machine blocks in the distributed case.
+    ``log2_scale_A``/``log2_scale_B`` are k_A, k_B (ints; int64 NumPy arrays of the batch shape for
+    batched input; tuples per machine).  With ``rescale=False`` both are 0.  C and D are never
+    rescaled.  Use :meth:`unscaled` for Algorithm 1's own A_ℓ, B_ℓ and :meth:`invariant` for
+    D_ℓ + B_ℓ A_ℓ^† C_ℓ.
+    """
+    ell: int
+    A: object
+    B: object
+    C: object
+    D: object
+    log2_scale_A: object
+    log2_scale_B: object
+
+    def unscaled(self) -> tuple:
+        """(A_ℓ, B_ℓ) of Algorithm 1 in float64 (may under/overflow after many iterations)."""
+        if isinstance(self.A, tuple):
+            return (tuple(_times_pow2(a, -k) for a, k in zip(self.A, self.log2_scale_A)),
+                    tuple(_times_pow2(b, -k) for b, k in zip(self.B, self.log2_scale_B)))
+        return _times_pow2(self.A, -self.log2_scale_A), _times_pow2(self.B, -self.log2_scale_B)
+
+    def invariant(self, rcond: float | None = None):
+        """D_ℓ + B_ℓ A_ℓ^† C_ℓ in float64 (single machine); it equals B A^† C along the iteration.
+
+        Computed as D_ℓ + 2^{k_A − k_B}·(stored B)(stored A)^†C_ℓ, so it does not under/overflow.
+        ``rcond`` is the pseudo-inverse cut-off relative to the largest singular value (default
+        max(d, n)·eps).  Note that after many iterations of a rank-deficient problem the rounding-level
+        singular values of A_ℓ are conditioned up to the size of the others (the update does not
+        know they are rounding errors), so pass a larger ``rcond`` or check early iterates.
+        """
+        if isinstance(self.A, tuple):
+            raise ValueError("invariant() is defined for a single machine; this iterate is distributed")
+        is_t = isinstance(self.A, torch.Tensor)
+        A, B, C, D = (torch.as_tensor(x).to(torch.float64) for x in (self.A, self.B, self.C, self.D))
+        k = torch.as_tensor(np.asarray(self.log2_scale_A) - np.asarray(self.log2_scale_B), dtype=torch.float64,
+                            device=A.device)
+        rt = rcond if rcond is not None else max(A.shape[-2:]) * torch.finfo(torch.float64).eps
+        out = D + torch.exp2(k)[..., None, None] * (B @ torch.linalg.pinv(A, rtol=rt) @ C)
+        return out if is_t else out.cpu().numpy()
+
+
+def _times_pow2(x, k):
+    if isinstance(x, torch.Tensor):
+        kt = torch.as_tensor(np.asarray(k), dtype=torch.float64, device=x.device)
+        return x.to(torch.float64) * torch.exp2(kt)[..., None, None]
+    return np.asarray(x, dtype=np.float64) * np.exp2(np.asarray(k, dtype=np.float64))[..., None, None]
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation and conversion
+
+
+class _IO(NamedTuple):
+    numpy: bool
+    compute: torch.dtype
+    out_torch: torch.dtype
+    out_numpy: object
+    device: torch.device
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+def _positive(name: str, v) -> float:
+    if not _is_number(v) or not math.isfinite(float(v)) or float(v) <= 0:
+        raise ValueError(f"argument {name}={v!r} must be a finite number > 0")
+    return float(v)
+
+
+def _int_in(name: str, v, lo: int, hi: int | None = None) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+        rng = f"{lo} <= {name} <= {hi}" if hi is not None else f"{name} >= {lo}"
+        raise ValueError(f"argument {name}={v!r} must be an integer with {rng}")
+    return int(v)
+
+
+def _to_tensor(name: str, x) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        t = x
+    else:
+        try:
+            a = np.asarray(x)
+        except Exception as e:  # ragged lists etc.
+            raise ValueError(f"argument {name} is not an array: {e}") from None
+        if a.dtype == object or a.dtype.kind not in "biuf":
+            raise ValueError(f"argument {name} must be a real numeric array, got dtype {a.dtype}")
+        t = torch.from_numpy(np.ascontiguousarray(a))
+    if t.is_complex():
+        raise ValueError(f"argument {name} must be real, got dtype {t.dtype}")
+    if t.ndim < 2:
+        raise ValueError(f"argument {name} must be a matrix (or a batch of matrices), got shape {tuple(t.shape)}")
+    if any(s == 0 for s in t.shape):
+        raise ValueError(f"argument {name} has an empty dimension, shape {tuple(t.shape)}")
+    return t
+
+
+def _prepare(named: dict, extra: dict | None = None) -> tuple[dict, _IO]:
+    """Convert the named inputs to torch on a common device and compute dtype.
+
+    ``extra`` inputs (e.g. ``reference``) are converted and checked too, but do not take part in
+    choosing the array type, dtype or device of the results.
+    """
+    any_torch = any(isinstance(x, torch.Tensor) for x in named.values())
+    ts = {k: _to_tensor(k, v) for k, v in named.items()}
+    devices = {t.device for k, t in ts.items() if isinstance(named[k], torch.Tensor)}
+    if len(devices) > 1:
+        raise ValueError(f"arguments {', '.join(named)} are on different devices: {sorted(map(str, devices))}")
+    device = devices.pop() if devices else torch.device("cpu")
+    floats = [t.dtype for t in ts.values() if t.is_floating_point()]
+    if floats:
+        out = floats[0]
+        for f in floats[1:]:
+            out = torch.promote_types(out, f)
+    else:
+        out = torch.get_default_dtype() if any_torch else torch.float64
+    compute = torch.float64 if out == torch.float64 else torch.float32
+    for k, t in ts.items():
+        check_finite(k, t)
+    ts = {k: t.to(device=device, dtype=compute) for k, t in ts.items()}
+    for k, v in (extra or {}).items():
+        t = _to_tensor(k, v)
+        check_finite(k, t)
+        ts[k] = t.to(device=device, dtype=torch.float64)
+    np_dtype = None if any_torch else torch.empty(0, dtype=out).numpy().dtype
+    return ts, _IO(not any_torch, compute, out, np_dtype, device)
+
+
+def _out(io: _IO, t: torch.Tensor):
+    if io.numpy:
+        return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
+    return t.to(io.out_torch)
+
+
+def _check_batch(ts: dict, ref: str) -> tuple[int, ...]:
+    batch = tuple(ts[ref].shape[:-2])
+    for k, t in ts.items():
+        if tuple(t.shape[:-2]) != batch:
+            raise ValueError(f"argument {k} has batch shape {tuple(t.shape[:-2])} but {ref} has {batch}")
+    return batch
+
+
+def _check_options(*, eta, gamma, rho, rho_scale, power_iters, rho_pool, max_iter, tol, atol):
+    _positive("eta", eta)
+    _positive("gamma", gamma)
+    if not (callable(rho) or (isinstance(rho, str) and rho in _RHO_METHODS)):
+        raise ValueError(f"argument rho={rho!r} must be one of {_RHO_METHODS} or a callable returning ‖Ã‖₂")
+    _positive("rho_scale", rho_scale)
+    _int_in("power_iters", power_iters, 1)
+    if rho_pool not in _POOLS:
+        raise ValueError(f"argument rho_pool={rho_pool!r} must be one of {_POOLS}")
+    if max_iter is not None:
+        _int_in("max_iter", max_iter, 1)
+    if tol is not None:
+        _positive("tol", tol)
+    if not _is_number(atol) or not math.isfinite(float(atol)) or atol < 0:
+        raise ValueError(f"argument atol={atol!r} must be a finite number >= 0")
+
+
+def _rng(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
+        return np.random.default_rng(seed)
+    raise ValueError(f"argument seed={seed!r} must be a non-negative integer, None or a numpy Generator")
+
+
+# ----------------------------------------------------------------------------------------------
+# The torch core
+
+
+def _directions(At, Bt, C):
+    """Ã Ãᵀ Ã, B̃ Ãᵀ Ã, Ã Ãᵀ C, B̃ Ãᵀ C with the cheaper Gram matrix (d×d or r×r)."""
+    d, r = At.shape[-2:]
+    if d < r:
+        E, V = At @ At.mT, Bt @ At.mT
+        return E @ At, V @ At, E @ C, V @ C
+    K, P = At.mT @ At, At.mT @ C
+    return At @ K, Bt @ K, At @ P, Bt @ P
+
+
+def _update_core(A, B, C, D, step_ab, step_cd, *, cols=None, S=None, d_sign=1.0):
+    """UPDATE with effective steps ηρ (``step_ab``) and γρ (``step_cd``), broadcast over a batch.
+
+    ``d_sign`` (a number or a tensor) multiplies the D increment: the sign convention of
+    :func:`layerwise` and the 2^{k_A − k_B} factor of the rescaling.
+    """
+    if cols is not None:
+        At, Bt = A[..., cols], B[..., cols]
+    elif S is not None:
+        At, Bt = A @ S, B @ S
+    else:
+        At, Bt = A, B
+    dA, dB, dC, dD = _directions(At, Bt, C)
+    if cols is not None:
+        A2, B2 = A.clone(), B.clone()
+        A2[..., cols] = At - step_ab * dA
+        B2[..., cols] = Bt - step_ab * dB
+    elif S is not None:
+        A2, B2 = A - step_ab * (dA @ S.mT), B - step_ab * (dB @ S.mT)
+    else:
+        A2, B2 = A - step_ab * dA, B - step_ab * dB
+    return A2, B2, C - step_cd * dC, D + d_sign * (step_cd * dD)   # this order: d_sign may be huge
+
+
+def _pool(x: torch.Tensor, pool: str) -> torch.Tensor:
+    """x has shape batch + (1, 1); ``batch_max`` replaces it by its maximum over the batch."""
+    if pool == "batch_max" and x.ndim > 2:
+        return x.amax(dim=tuple(range(x.ndim - 2)), keepdim=True).expand_as(x)
+    return x
+
+
+def _norm2(At, method, u, power_iters):
+    """Spectral norm of At (batch + (1, 1)) and the updated power-iteration vector."""
+    batch = At.shape[:-2]
+    if callable(method):
+        s = torch.as_tensor(method(At), dtype=At.dtype, device=At.device)
+        if s.ndim == len(batch):
+            s = s[..., None, None]
+        return s.expand(*batch, 1, 1), u
+    if method == "exact":
+        return torch.linalg.matrix_norm(At, ord=2, keepdim=True), u
+    tiny = torch.finfo(At.dtype).tiny
+    for _ in range(power_iters):  # on the left Gram Ã Ãᵀ: the left singular vectors of A_ℓ are preserved
+        u = At @ (At.mT @ u)
+        u = u / torch.linalg.vector_norm(u, dim=-2, keepdim=True).clamp_min(tiny)
+    s = torch.linalg.vector_norm(At.mT @ u, dim=-2, keepdim=True)
+    fro = torch.linalg.matrix_norm(At, "fro", keepdim=True) / math.sqrt(min(At.shape[-2:]))
+    return torch.maximum(s, fro), u   # both are lower bounds of ‖Ã‖₂
+
+
+def _rescale(X, log2_scale, pool):
+    """Multiply X by 2^k (k integer) where ‖X‖_F is outside RESCALE_BOUNDS; k brings it near 1."""
+    lo, hi = RESCALE_BOUNDS
+    fro = _pool(torch.linalg.matrix_norm(X, "fro", keepdim=True), pool)
+    out = ((fro < lo) | (fro > hi)) & (fro > 0)
+    if not bool(out.any()):
+        return X, log2_scale
+    k = torch.where(out, -torch.round(torch.log2(torch.where(out, fro, torch.ones_like(fro)))),
+                    torch.zeros_like(fro))
+    return X * torch.exp2(k), log2_scale + k.to(torch.int64)   # exact powers of two
+
+
+def _pow2_factor(k: torch.Tensor, dtype) -> torch.Tensor:
+    """2^k in ``dtype``, with k clamped so that the factor stays finite."""
+    cap = int(math.log2(torch.finfo(dtype).max)) - 1
+    return torch.exp2(k.clamp(-cap, cap).to(dtype))
+
+
+class _Opts(NamedTuple):
+    eta: float
+    gamma: float
+    sketch: int | None
+    sketch_kind: str
+    redraw: bool
+    rho: object
+    rho_scale: float
+    power_iters: int
+    rho_pool: str
+    rescale: bool
+
+
+def _draw(n, r, kind, rng, dtype, device):
+    if kind == "columns":
+        return torch.as_tensor(np.sort(rng.choice(n, size=r, replace=False)), device=device), None
+    Q, R = np.linalg.qr(rng.standard_normal((n, r)))
+    return None, torch.as_tensor(Q * np.sign(np.diag(R)), dtype=dtype, device=device)
+
+
+def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
+    """Run Algorithm 1 forever, yielding (ell, As, Bs, C, D, kAs, kBs) with ell = 0, 1, 2, ..."""
+    M = len(As)
+    dtype, device = C.dtype, C.device
+    batch = tuple(C.shape[:-2])
+    d = C.shape[-2]
+    us = [None] * M
+    if o.rho == "power":
+        us = [torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device) for _ in range(M)]
+    kA = [torch.zeros(batch + (1, 1), dtype=torch.int64, device=device) for _ in range(M)]
+    kB = list(kA)
+    fixed = [None] * M
+    ell = 0
+    yield ell, As, Bs, C, D, list(kA), list(kB)
+    while True:
+        As2, Bs2, Cs, Ds = [], [], [], []
+        for mu in range(M):
+            A, B = As[mu], Bs[mu]
+            if o.rescale:
+                A, kA[mu] = _rescale(A, kA[mu], o.rho_pool)
+                B, kB[mu] = _rescale(B, kB[mu], "instance")
+            cols = S = None
+            if o.sketch is not None:
+                if fixed[mu] is None or o.redraw:
+                    fixed[mu] = _draw(A.shape[-1], o.sketch, o.sketch_kind, rng, dtype, device)
+                cols, S = fixed[mu]
+            At = A if o.sketch is None else (A[..., cols] if cols is not None else A @ S)
+            k = o.power_iters if ell > 0 else 2 * o.power_iters   # cold start: twice as many
+            sigma, us[mu] = _norm2(At, o.rho, us[mu], k)
+            sigma = _pool(sigma * o.rho_scale, o.rho_pool)
+            rho = torch.where(sigma > 0, 1.0 / torch.where(sigma > 0, sigma, torch.ones_like(sigma)) ** 2,
+                              torch.zeros_like(sigma))
+            A2, B2, C2, D2 = _update_core(A, B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
+                                          d_sign=_pow2_factor(kA[mu] - kB[mu], dtype) if o.rescale else 1.0)
+            As2.append(A2), Bs2.append(B2), Cs.append(C2), Ds.append(D2)
+        As, Bs = As2, Bs2
+        C = Cs[0] if M == 1 else torch.stack(Cs).mean(0)   # averaging: summing diverges
+        D = Ds[0] if M == 1 else torch.stack(Ds).mean(0)
+        ell += 1
+        yield ell, As, Bs, C, D, list(kA), list(kB)
+
+
+def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gamma, rho, rho_scale,
+           power_iters, rho_pool, max_iter, tol, atol, rescale, seed, reference=None):
+    """Validate everything, convert to torch; return (As, Bs, C, D, ref, io, opts, rng, dims)."""
+    _check_options(eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
+                   rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol)
+    if sketch_kind not in _SKETCH_KINDS:
+        raise ValueError(f"argument sketch_kind={sketch_kind!r} must be one of {_SKETCH_KINDS}")
+    rng = _rng(seed)
+    aname, bname = names
+    M = len(A_list)
+    named = {}
+    for mu in range(M):
+        named[aname.format(mu)] = A_list[mu]
+        named[bname.format(mu)] = B_list[mu]
+    named["C"] = C
+    if D is not None:
+        named["D"] = D
+    ts, io = _prepare(named, {"reference": reference} if reference is not None else None)
+    a0 = aname.format(0)
+    batch = _check_batch(ts, a0)
+    d = ts[a0].shape[-2]
+    dp = ts[bname.format(0)].shape[-2]
+    for mu in range(M):
+        an, bn = aname.format(mu), bname.format(mu)
+        if ts[an].shape[-2] != d:
+            raise ValueError(f"argument {an} has {ts[an].shape[-2]} rows but {a0} has {d}: all blocks need the same d")
+        if ts[bn].shape[-2] != dp:
+            raise ValueError(f"argument {bn} has {ts[bn].shape[-2]} rows but {bname.format(0)} has {dp}: "
+                             "all blocks need the same d'")
+        try:
+            check_shapes(ts[an], ts[bn], ts["C"], ts.get("D"))
+        except ValueError as e:  # name the block, not just "A"/"B"
+            msg = str(e).replace("argument B ", f"argument {bn} ").replace("but A has", f"but {an} has")
+            raise ValueError(msg) from None
+    n_prime = ts["C"].shape[-1]
+    if reference is not None and tuple(ts["reference"].shape[-2:]) != (dp, n_prime):
+        raise ValueError(f"argument reference has shape {tuple(ts['reference'].shape[-2:])}, "
+                         f"expected d'×n' = {(dp, n_prime)}")
+    if sketch is not None:
+        n = ts[a0].shape[-1]
+        _int_in("sketch", sketch, 1, n)
+    As = [ts[aname.format(mu)] for mu in range(M)]
+    Bs = [ts[bname.format(mu)] for mu in range(M)]
+    Dt = ts["D"] if D is not None else torch.zeros(batch + (dp, n_prime), dtype=io.compute, device=io.device)
+    ref = ts.get("reference")
+    if ref is not None:
+        ref = ref.to(torch.float64)
+    opts = _Opts(float(eta), float(gamma), None if sketch is None else int(sketch), sketch_kind, bool(redraw),
+                 rho, float(rho_scale), int(power_iters), rho_pool, bool(rescale))
+    return As, Bs, ts["C"], Dt, ref, io, opts, rng, (d, dp, n_prime)
+
+
+def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machines) -> Result:
+    tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
+    atol = float(atol)
+    deltas, errs, rels = [], [], []
+    ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
+    nbatch = max(1, math.prod(C.shape[:-2]))
+    status, ell, D_prev = "max_iter", 0, D
+    for ell, _, _, _, D, _, _ in _loop(As, Bs, C, D, opts, rng):
+        if ell == 0:
+            continue
+        fro = torch.linalg.matrix_norm(D - D_prev, "fro")
+        deltas.append(float(fro.max()) if fro.numel() else 0.0)
+        finite = bool(torch.isfinite(D).all())
+        if ref is not None:
+            sq = float(((D.to(torch.float64) - ref) ** 2).sum())
+            errs.append(sq / nbatch)
+            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else (0.0 if sq == 0 else math.inf))
+        if not finite:
+            status = "non-finite"
+            break
+        thresh = atol + tol * torch.linalg.matrix_norm(D, "fro")
+        if bool((fro <= thresh).all()):
+            status = "converged"
+            break
+        if ell >= max_iter:
+            break
+        D_prev = D
+    d, dp, n_prime = dims
+    fpr = (d + dp) * n_prime if machines > 1 else 0
+    return Result(D=_out(io, D), iterations=ell, converged=status == "converged", status=status,
+                  delta=np.asarray(deltas, dtype=np.float64),
+                  error=np.asarray(errs, dtype=np.float64) if ref is not None else None,
+                  rel_error=np.asarray(rels, dtype=np.float64) if ref is not None else None,
+                  machines=machines, floats_per_round=fpr, communication=ell * fpr)
+
+
+# ----------------------------------------------------------------------------------------------
+# Public API
+
+
+def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol: float = 0.0,
+          max_iter: int = 1000, seed=0, eta: float = 1 / 3, gamma: float = 1.0,
+          rho: str | Callable = "exact", rho_scale: float = 1.0, power_iters: int = 5,
+          rho_pool: str = "instance", sketch_kind: str = "columns", redraw: bool = True,
+          rescale: bool = True, reference=None) -> Result:
+    """Complete D ≈ B A^† C with EAGLE on one machine (Algorithm 1 with M = 1).
+
+    Parameters
+    ----------
+    A, B, C : arrays (NumPy or torch) of shapes (…, d, n), (…, d', n), (…, d, n'); the same leading
+        batch shape.  The result has the input's array type, device and floating dtype.
+    sketch : None for the centralized regime (S = I_n).  An int r with 1 <= r <= n for the sketched
+        regime: each iteration S is a fresh random selection of r of the n columns (an n×r matrix with
+        orthonormal columns); ρ comes from the sketched Ã = A S, and only the selected columns of A and B
+        change.  Expect about n/r times more iterations.  The same S is used for every batch member.
+    tol, atol : stop at the first ℓ with ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F for every batch
+        member.  ``tol`` is *relative* (so the rule is scale invariant); the paper's absolute τ (§6.3)
+        is ``atol``.  Default tol: 1e-12 in float64, 1e-6 in float32.
+    max_iter : the most UPDATE rounds to run.
+    seed : int, None or ``numpy.random.Generator``; drives the sketches and power-iteration starts.
+    eta, gamma : the step constants η, γ.  The defaults are the Theorem 1 constants η = 1/3, γ = 1.
+        The transformer's η ≈ 1, γ ≈ 1.9 are relative to the *batch-maximum* norm; with the
+        per-instance ρ they stall (η = 1 sends the top singular value of A to exactly 0) — use
+        ``rho_scale`` ≈ 1.5 or ``rho_pool="batch_max"`` on a batch to reproduce their convergence.
+    rho : how ‖Ã‖₂ is obtained for ρ = (rho_scale·‖Ã‖₂)⁻².  ``"exact"``: the spectral norm (SVD).
+        ``"power"``: ``power_iters`` power iterations on Ã Ãᵀ (d-dimensional vectors), started from a
+        seeded Gaussian vector at ℓ = 0 (with 2·power_iters iterations) and warm-started from the previous iteration's vector after that
+        (A_ℓ keeps its left singular vectors, so the warm start is nearly exact); the estimate is
+        max(‖Ãᵀu‖, ‖Ã‖_F/√min(d, r)), a lower bound of ‖Ã‖₂.  A callable gets the (possibly rescaled)
+        torch tensor Ã of shape (…, d, r) and must return ‖Ã‖₂ (a number or a tensor of shape (…)).
+    rho_scale : multiply the norm by this factor (> 1 gives smaller, safer steps).
+    power_iters : power iterations per UPDATE for ``rho="power"``.
+    rho_pool : ``"instance"`` (one ρ per batch member, the theorem's choice) or ``"batch_max"`` (the
+        largest norm in the batch for all members, as in the trained transformer).
+    sketch_kind : ``"columns"`` (default; column selection, the paper's implementation) or ``"haar"``
+        (a Haar-random n×r orthonormal S; converges much worse at small r).
+    redraw : redraw S every iteration (default).  ``False`` keeps one S, which cannot converge for
+        r < n — only useful to demonstrate that.
+    rescale : keep ‖A_ℓ‖_F and ‖B_ℓ‖_F in [2⁻¹⁶, 2¹⁶] by exact power-of-two rescaling (module doc);
+        it does not change the iterates in exact arithmetic, only prevents under/overflow.
+    reference : optional (…, d', n') target, e.g. ``tasks.nystrom(A, B, C)``; enables ``error`` and
+        ``rel_error`` in the result.
+
+    Returns
+    -------
+    :class:`Result`.  A = 0 returns D = 0 (ρ is set to 0 for a zero Ã).
+
+    Raises
+    ------
+    ValueError (naming the argument) for non-finite entries, mismatched shapes, sketch outside
+    [1, n], tol <= 0, max_iter < 1, eta or gamma <= 0, or an unknown rho / rho_pool / sketch_kind.
+    """
+    state = _setup([A], [B], C, None, ("A", "B"), sketch=sketch, sketch_kind=sketch_kind, redraw=redraw,
+                   eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
+                   rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol, rescale=rescale, seed=seed,
+                   reference=reference)
+    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=1)
+
+
+def solve_distributed(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None,
+                      atol: float = 0.0, max_iter: int = 1000, seed=0, eta: float = 1 / 3,
+                      gamma: float = 1.0, rho: str | Callable = "exact", rho_scale: float = 1.0,
+                      power_iters: int = 5, rho_pool: str = "instance", rescale: bool = True,
+                      reference=None) -> Result:
+    """Distributed EAGLE: machine μ holds the column blocks A^μ (…, d, n_μ), B^μ (…, d', n_μ).
+
+    Each round every machine runs UPDATE on (A^μ, B^μ, C_ℓ, D_ℓ) with its own ρ^μ = ‖A^μ_ℓ‖₂⁻², sends
+    its C'^μ, D'^μ ((d + d')·n' floats) to a centre, and the centre broadcasts the averages
+    C_{ℓ+1} = mean_μ C'^μ, D_{ℓ+1} = mean_μ D'^μ (summing instead diverges).  The limit is
+    B A^† C for A = [A^1 … A^M] when C lies in the column span of A (Theorem 2's assumption); the rate
+    is governed by the diversity index α of the machines' ranges (paper-facts §7).
+
+    ``A_blocks`` and ``B_blocks`` are sequences of the same length M >= 1 (see :func:`split_columns`);
+    all A^μ have d rows, all B^μ have d' rows.  The other arguments are as in :func:`solve`; the
+    result's ``floats_per_round`` and ``communication`` count what each machine sends.
+    """
+    A_blocks, B_blocks = _as_list("A_blocks", A_blocks), _as_list("B_blocks", B_blocks)
+    if len(B_blocks) != len(A_blocks):
+        raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {len(A_blocks)}")
+    state = _setup(A_blocks, B_blocks, C, None, ("A_blocks[{}]", "B_blocks[{}]"), sketch=None,
+                   sketch_kind="columns", redraw=True, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale,
+                   power_iters=power_iters, rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol,
+                   rescale=rescale, seed=seed, reference=reference)
+    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=len(A_blocks))
+
+
+def _as_list(name, blocks) -> list:
+    if isinstance(blocks, (np.ndarray, torch.Tensor)) or not isinstance(blocks, Sequence):
+        raise ValueError(f"argument {name} must be a list of matrices (one per machine)")
+    if len(blocks) < 1:
+        raise ValueError(f"argument {name} is empty: need M >= 1 machines")
+    return list(blocks)
+
+
+def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
+    """Definition 1 (paper-facts §7): α = smallest positive eigenvalue of (1/M) Σ_μ P_μ.
+
+    P_μ is the orthogonal projector onto range(A^μ) (numerical rank with relative cut-off ``rtol``,
+    default max(d, n_μ)·eps, computed in float64).  α = 1 when every machine sees the whole joint
+    range; small α (heavily overlapping ranges that only together span it) slows distributed EAGLE
+    (Theorem 2: about α⁻¹·log(1/ε) iterations after the burn-in).  Single matrices only (no batch).
+    """
+    blocks = _as_list("A_blocks", A_blocks)
+    Ps = []
+    for mu, Am in enumerate(blocks):
+        a = _to_tensor(f"A_blocks[{mu}]", Am)
+        if a.ndim != 2:
+            raise ValueError(f"argument A_blocks[{mu}] must be a d×n_μ matrix, got shape {tuple(a.shape)}")
+        check_finite(f"A_blocks[{mu}]", a)
+        a = a.detach().cpu().to(torch.float64).numpy()
+        if a.shape[0] != Ps[0].shape[0] if Ps else False:
+            raise ValueError(f"argument A_blocks[{mu}] has {a.shape[0]} rows but A_blocks[0] has {Ps[0].shape[0]}")
+        U, sv, _ = np.linalg.svd(a, full_matrices=False)
+        cut = (rtol if rtol is not None else max(a.shape) * np.finfo(np.float64).eps) * (sv[0] if sv.size else 0)
+        U = U[:, sv > cut] if sv.size and sv[0] > 0 else U[:, :0]
+        Ps.append(U @ U.T)
+    ev = np.linalg.eigvalsh(sum(Ps) / len(Ps))
+    pos = ev[ev > 1e-10]
+    return float(pos.min()) if pos.size else 0.0
+
+
+def split_columns(A, B, machines: int) -> tuple[list, list]:
+    """Split the n columns of A and B into ``machines`` contiguous blocks (as ``tasks.feature_owner``)."""
+    n = A.shape[-1]
+    _int_in("machines", machines, 1, n)
+    if B.shape[-1] != n:
+        raise ValueError(f"argument B has {B.shape[-1]} columns but A has {n}")
+    edges = np.linspace(0, n, machines + 1).round().astype(int)
+    return ([A[..., a:b] for a, b in zip(edges[:-1], edges[1:])],
+            [B[..., a:b] for a, b in zip(edges[:-1], edges[1:])])
+
+
+def iterate(A, B, C, D=None, *, sketch: int | None = None, max_iter: int | None = None, seed=0,
+            eta: float = 1 / 3, gamma: float = 1.0, rho: str | Callable = "exact", rho_scale: float = 1.0,
+            power_iters: int = 5, rho_pool: str = "instance", sketch_kind: str = "columns",
+            redraw: bool = True, rescale: bool = True) -> Iterator[Iterate]:
+    """Yield every iterate of Algorithm 1 as an :class:`Iterate`, starting with ℓ = 0.
+
+    No stopping rule: it runs until ``max_iter`` rounds (forever when None) or until the caller stops.
+    ``A`` and ``B`` may be single matrices (M = 1) or equally long lists of per-machine column blocks
+    (distributed; then the yielded A, B are tuples).  ``D`` defaults to 0.  The options are those of
+    :func:`solve`.  Iterates have the input's array type.  A and B are yielded as stored, i.e. rescaled
+    by powers of two (``rescale=True``, see :class:`Iterate`); ``it.invariant()`` gives
+    D_ℓ + B_ℓ A_ℓ^† C_ℓ, which stays equal to B A^† C.  Pass ``rescale=False`` to get Algorithm 1's
+    literal iterates (fine for the few dozen iterations of a centralized float64 run).
+    """
+    multi = isinstance(A, (list, tuple))
+    if multi:
+        A_l, B_l = _as_list("A", A), _as_list("B", B)
+        if len(B_l) != len(A_l):
+            raise ValueError(f"argument B has {len(B_l)} blocks but A has {len(A_l)}")
+        names = ("A[{}]", "B[{}]")
+    else:
+        A_l, B_l, names = [A], [B], ("A", "B")
+    state = _setup(A_l, B_l, C, D, names, sketch=sketch, sketch_kind=sketch_kind, redraw=redraw, eta=eta,
+                   gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters, rho_pool=rho_pool,
+                   max_iter=max_iter, tol=None, atol=0.0, rescale=rescale, seed=seed)
+    return _iterate_gen(*state, multi=multi, max_iter=max_iter)
+
+
+def _iterate_gen(As, Bs, C, D, ref, io, opts, rng, dims, *, multi, max_iter):
+    def scal(s):
+        s = s[..., 0, 0]
+        return int(s) if s.ndim == 0 else s.cpu().numpy()
+
+    for ell, As_, Bs_, C_, D_, kA, kB in _loop(As, Bs, C, D, opts, rng):
+        A_o = tuple(_out(io, a) for a in As_)
+        B_o = tuple(_out(io, b) for b in Bs_)
+        kA_o = tuple(scal(s) for s in kA)
+        kB_o = tuple(scal(s) for s in kB)
+        if not multi:
+            A_o, B_o, kA_o, kB_o = A_o[0], B_o[0], kA_o[0], kB_o[0]
+        yield Iterate(ell, A_o, B_o, _out(io, C_), _out(io, D_), kA_o, kB_o)
+        if max_iter is not None and ell >= max_iter:
+            return
+
+
+def update(A, B, C, D, *, eta: float = 1 / 3, gamma: float = 1.0, S=None, rho=None) -> Blocks:
+    """One UPDATE of Algorithm 1 (paper-facts §6.1); returns ``Blocks(A', B', C', D')``.
+
+    ``S``: None (S = I_n), an n×r matrix, or a 1-D integer array of r distinct column indices (column
+    selection).  ``rho``: None for ρ = ‖A S‖₂⁻² (0 when A S = 0), or a number / array broadcastable to
+    the batch shape.  Batched and NumPy/torch like :func:`solve`.
+    """
+    _positive("eta", eta)
+    _positive("gamma", gamma)
+    ts, io = _prepare({"A": A, "B": B, "C": C, "D": D})
+    check_shapes(ts["A"], ts["B"], ts["C"], ts["D"])
+    _check_batch(ts, "A")
+    n = ts["A"].shape[-1]
+    cols = Smat = None
+    if S is not None:
+        St = torch.as_tensor(np.asarray(S) if not isinstance(S, torch.Tensor) else S, device=io.device)
+        if St.ndim == 1 and not St.is_floating_point():
+            if St.numel() < 1 or int(St.min()) < 0 or int(St.max()) >= n or St.unique().numel() != St.numel():
+                raise ValueError(f"argument S must hold distinct column indices in [0, {n})")
+            cols = St.long()
+        elif St.ndim == 2 and St.shape[0] == n:
+            check_finite("S", St)
+            Smat = St.to(io.compute)
+        else:
+            raise ValueError(f"argument S must be an n×r matrix with n = {n} or a 1-D index array, "
+                             f"got shape {tuple(St.shape)}")
+    At = ts["A"][..., cols] if cols is not None else (ts["A"] @ Smat if Smat is not None else ts["A"])
+    if rho is None:
+        s = torch.linalg.matrix_norm(At, ord=2, keepdim=True)
+        r = torch.where(s > 0, 1.0 / torch.where(s > 0, s, torch.ones_like(s)) ** 2, torch.zeros_like(s))
+    else:
+        r = torch.as_tensor(rho if isinstance(rho, torch.Tensor) else np.asarray(rho, dtype=np.float64),
+                            dtype=io.compute, device=io.device)
+        check_finite("rho", r)
+        r = r.reshape(r.shape + (1, 1)) if r.ndim else r
+    out = _update_core(ts["A"], ts["B"], ts["C"], ts["D"], eta * r, gamma * r, cols=cols, S=Smat)
+    return Blocks(*(_out(io, x) for x in out))
+
+
+def layerwise(A, B, C, coeffs, *, D=None, readout: str = "eagle") -> list[Blocks]:
+    """Run the *extracted per-layer* iteration with given effective step sizes; return all L+1 iterates.
+
+    ``coeffs`` is a sequence of L pairs ``(c_AB, c_CD)``, the products of the trained transformer's
+    scalars (paper-facts §5.2, §5.5): c_AB = α¹α² (= −ηρ_ℓ) and c_CD = α¹α³ (= −γρ_ℓ), both negative
+    for a converging model.  Layer ℓ applies (S = I, no normalisation, no rescaling)::
+
+        A' = A + c_AB A Aᵀ A       B' = B + c_AB B Aᵀ A
+        C' = C + c_CD A Aᵀ C       D' = D − c_CD B Aᵀ C     (readout="eagle": D_L → +B A^† C)
+
+    With ``readout="transformer"`` the last line is D' = D + c_CD B Aᵀ C, the raw D block of the
+    transformer's residual stream, which is −D_EAGLE when D₀ = 0 (paper-facts §2.4, §11 item 1).
+    Each coefficient is a number or an array of shape batch (one per instance).  A, B, C are
+    (…, d, n), (…, d', n), (…, d, n') NumPy arrays or torch tensors; ``D`` defaults to 0.
+    Returns ``[Blocks(A_0, B_0, C_0, D_0), …, Blocks(A_L, …)]`` in the input's type.
+    """
+    if readout not in ("eagle", "transformer"):
+        raise ValueError(f"argument readout={readout!r} must be 'eagle' or 'transformer'")
+    named = {"A": A, "B": B, "C": C}
+    if D is not None:
+        named["D"] = D
+    ts, io = _prepare(named)
+    d, n, dp, n_prime = check_shapes(ts["A"], ts["B"], ts["C"], ts.get("D"))
+    batch = _check_batch(ts, "A")
+    try:
+        pairs = [tuple(p) for p in coeffs]
+    except TypeError:
+        raise ValueError("argument coeffs must be a sequence of (c_AB, c_CD) pairs") from None
+    steps = []
+    for i, p in enumerate(pairs):
+        if len(p) != 2:
+            raise ValueError(f"argument coeffs[{i}] must be a pair (c_AB, c_CD), got {len(p)} values")
+        pair = []
+        for c in p:
+            t = c.detach() if isinstance(c, torch.Tensor) else np.asarray(c, dtype=np.float64)
+            t = torch.as_tensor(t, dtype=io.compute, device=io.device)
+            check_finite(f"coeffs[{i}]", t)
+            pair.append(t.reshape(t.shape + (1, 1)) if t.ndim else t)
+        steps.append(pair)
+    A_, B_, C_ = ts["A"], ts["B"], ts["C"]
+    D_ = ts.get("D", torch.zeros(batch + (dp, n_prime), dtype=io.compute, device=io.device))
+    sign = 1.0 if readout == "eagle" else -1.0
+    out = [Blocks(*(_out(io, x) for x in (A_, B_, C_, D_)))]
+    for c_ab, c_cd in steps:
+        A_, B_, C_, D_ = _update_core(A_, B_, C_, D_, -c_ab, -c_cd, d_sign=sign)
+        out.append(Blocks(*(_out(io, x) for x in (A_, B_, C_, D_))))
+    return out
