@@ -38,3 +38,8 @@ def nbval_active(request) -> bool:
 def chapter_times() -> dict[str, float]:
     """Chapter name -> wall seconds; printed at the end of the run."""
     return CHAPTER_TIMES
+
+
+def pytest_collection_modifyitems(config, items):
+    """Unit tests first, then the chapters and the book build (the slow end-to-end part), in TOC order."""
+    items.sort(key=lambda it: it.nodeid.startswith("tests/test_chapters.py"))

@@ -1,0 +1,135 @@
+"""Tests of eaglebook.training: determinism, spike handling, evaluation, baselines, caching."""
+
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import eaglebook
+from eaglebook import tasks, training
+from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
+from eaglebook.training import Run, evaluate, train, trained
+
+torch.set_num_threads(1)
+TINY = TaskConfig(n=6, d=6, s=3)
+
+
+def cfg(**kw):
+    base = dict(task=TINY, model=ModelConfig(regime="unconstrained"), steps=20, batch=16, eval_every=10, eval_size=64)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+@pytest.mark.parametrize("regime", ["unconstrained", "sketched", "distributed"])
+def test_deterministic_and_shapes(regime):
+    c = cfg(model=ModelConfig(regime=regime, machines=2, r=2))
+    a, b = train(c, progress=False), train(c, progress=False)
+    for k in a.history:
+        assert np.array_equal(a.history[k], b.history[k], equal_nan=True), k
+    assert all(torch.equal(a.state_dict[k], b.state_dict[k]) for k in a.state_dict)
+    h = a.history
+    assert h["train_loss"].dtype == np.float32 and h["train_loss"].shape == (20,)
+    assert list(h["eval_step"]) == [10, 20] and h["test_mse_median"].shape == (2,)
+    assert all(v.device.type == "cpu" for v in a.state_dict.values())
+    c2 = cfg(model=ModelConfig(regime=regime, machines=2, r=2), seed=1)
+    assert not np.array_equal(train(c2, progress=False).history["train_loss"], h["train_loss"])
+
+
+def test_nonfinite_steps_are_skipped_and_recorded(monkeypatch):
+    real = tasks.sample_X
+    calls = {"n": 0}
+
+    def poisoned(task, batch, **kw):
+        X, Xo = real(task, batch, **kw)
+        if batch != 16:                             # the test set (eval_size 64)
+            return X, Xo
+        calls["n"] += 1
+        if calls["n"] in (4, 7):                    # training steps 3 and 6
+            Xo = Xo.clone()
+            Xo[0, 0, 0] = float("inf")
+        return X, Xo
+
+    c = cfg(steps=10, eval_every=0)
+    monkeypatch.setattr(training.tasks, "sample_X", poisoned)
+    r = train(c, progress=False)
+    assert r.n_skipped == 2 and list(r.history["skipped"]) == [3, 6]
+    assert np.isnan(r.history["train_loss"][[3, 6]]).all()
+    assert np.isfinite(np.delete(r.history["train_loss"], [3, 6])).all()
+    assert all(torch.isfinite(v).all() for v in r.state_dict.values())
+
+
+def test_evaluate_and_baselines():
+    c = cfg(dtype="float64", eval_size=256)
+    X, Xo = training.test_set(c)
+    m = eaglebook.models.LinearTransformer(c.model, TINY, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.zero_()
+    r = evaluate(m, X, Xo, TINY)                   # the zero model predicts 0
+    b = training.baselines(X, Xo, TINY)
+    assert r["per_sample"].shape == (256,)
+    assert r["mean"] == pytest.approx(b["zero_mse"], rel=1e-12)
+    assert r["frac_worse_than_zero"] == 0.0
+    assert b["nystrom_mse_median"] < 1e-20 and b["nystrom_mse"] < 1e-12      # exact on noiseless float64 data
+    Xn, Xon = training.test_set(cfg(dtype="float64", eval_size=256, task=TaskConfig(n=6, d=6, s=3, noise_var=1e-2)))
+    assert training.baselines(Xn, Xon, TINY)["nystrom_mse"] > 1e-4             # nonzero with noise
+
+
+def test_learns_something():
+    c = TrainConfig(task=TINY, steps=300, batch=64, eval_every=0, eval_size=512, model=ModelConfig(init_std=0.1))
+    r = train(c, progress=False)
+    assert r.history["test_mse_median"][-1] < 0.3 * r.baselines["zero_mse"]
+
+
+def test_run_payload_roundtrip_and_model(tmp_path):
+    r = train(cfg(), progress=False)
+    path = tmp_path / "run.pt"
+    torch.save(r.to_payload(), path)
+    r2 = Run.from_payload(torch.load(path, weights_only=True))
+    assert r2.cfg == r.cfg and r2.n_skipped == r.n_skipped
+    X, Xo = training.test_set(r.cfg)
+    Z0 = tasks.prompt(Xo, TINY)
+    assert torch.equal(r.model()(Z0), r2.model()(Z0))
+    assert r2.model(dtype=torch.float64)(Z0.double()).dtype == torch.float64
+    assert evaluate(r2.model(), X, Xo, TINY)["median"] == pytest.approx(r.final["test_mse_median"], rel=1e-6)
+
+
+def test_trained_goes_through_cache(monkeypatch):
+    store = {}
+
+    def cached(kind, key, compute, *, force=False):
+        if force or (kind, key) not in store:
+            store[(kind, key)] = compute()
+        return store[(kind, key)]
+
+    fake = types.ModuleType("eaglebook.cache")
+    fake.cached = cached
+    monkeypatch.setitem(sys.modules, "eaglebook.cache", fake)
+    monkeypatch.setattr(eaglebook, "cache", fake, raising=False)
+    c = cfg(steps=5)
+    a = trained(c, progress=False)
+    b = trained(c, progress=False)
+    assert isinstance(a, Run) and len(store) == 1
+    assert np.array_equal(a.history["train_loss"], b.history["train_loss"])
+
+
+def test_device_fallback_and_threads():
+    if not torch.cuda.is_available():
+        with pytest.warns(RuntimeWarning, match="CUDA"):
+            assert training.resolve_device("cuda").type == "cpu"
+    with pytest.raises(ValueError):
+        training.resolve_device("mps")
+    before = torch.get_num_threads()
+    train(cfg(steps=2), progress=False, threads=1)
+    assert torch.get_num_threads() == before
+
+
+def test_bench_smoke():
+    from eaglebook import bench
+    res = bench.bench_train(steps=1, batch=8, repeats=1, verbose=False)
+    assert set(res) == {c for c, _ in bench.CASES}
+    assert all(r["step_ms"] > 0 and r["floor_ms"] > 0 and r["n_products"] > 0 for r in res.values())
+    assert torch.get_num_threads() >= 1
