@@ -179,3 +179,15 @@ def test_scorecard_tables(claims):
 def test_toc_chapters_in_order():
     names = report.toc_chapters()
     assert names[0] == "index" and "01_task" in names
+
+
+def test_variants_keep_their_own_files_and_duplicate_keys_show_once(claims):
+    a = report.Ledger("03_t", "ci", variant="sketched")
+    a.compare("c_shared", 1.0, paper=1.0, criterion=report.within_factor(2), what="w")
+    a.compare("c_sk", 1.0, paper=1.0, criterion=report.within_factor(2), what="w")
+    b = report.Ledger("03_t", "ci", variant="unconstrained")
+    b.compare("c_shared", 5.0, paper=1.0, criterion=report.within_factor(2), what="w")
+    leds = report.load_ledgers("ci", ["03_t"])
+    assert {led.variant for led in leds} == {"sketched", "unconstrained"}
+    md = report.comparisons_table(leds)
+    assert md.count("c_shared") == 1 and "c_sk" in md

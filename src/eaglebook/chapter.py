@@ -49,4 +49,4 @@ def start(name: str, *, title: str, profile: str | None, seed: int, regime: str 
     except ImportError:
         pass
     return Chapter(name=name, profile=prof, seed=seed, regime=regime,
-                   ledger=Ledger(chapter=name, profile=prof.name, title=title))
+                   ledger=Ledger(chapter=name, profile=prof.name, title=title, variant=regime or ""))

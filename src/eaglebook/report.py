@@ -108,6 +108,7 @@ class Ledger:
     chapter: str
     profile: str
     title: str = ""
+    variant: str = ""   # e.g. the regime of a parameterised chapter: each variant keeps its own file
     checks: dict = field(default_factory=dict)
     comparisons: dict = field(default_factory=dict)
 
@@ -143,7 +144,7 @@ class Ledger:
         """Write the ledger as JSON (atomically); returns the path."""
         d = claims_dir(self.profile)
         d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{self.chapter}.json"
+        path = d / (f"{self.chapter}--{self.variant}.json" if self.variant else f"{self.chapter}.json")
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(asdict(self), indent=2, default=str))
         os.replace(tmp, path)
@@ -155,12 +156,13 @@ class Ledger:
 
 
 def load_ledgers(profile: str, chapters: list[str] | None = None) -> list[Ledger]:
-    """The saved ledgers of ``profile`` (in ``chapters`` order when given, else by file name)."""
+    """The saved ledgers of ``profile`` (in ``chapters`` order when given, else by file name); a chapter's
+    variants (``<chapter>--<variant>.json``) follow its main file."""
     d = claims_dir(profile)
     files = sorted(d.glob("*.json")) if d.is_dir() else []
-    by_name = {f.stem: f for f in files}
-    names = [c for c in chapters if c in by_name] if chapters else list(by_name)
-    return [Ledger(**json.loads(by_name[c].read_text())) for c in names]
+    if chapters:
+        files = [f for c in chapters for f in files if f.stem == c or f.stem.startswith(f"{c}--")]
+    return [Ledger(**json.loads(f.read_text())) for f in files]
 
 
 def _cell(text: str) -> str:
@@ -180,9 +182,12 @@ def comparisons_table(ledgers: list[Ledger], *, link: bool = False) -> str:
     """The scorecard: claim, paper value, our value, criterion, verdict, chapter."""
     rows = ["| claim | paper | ours | criterion (declared before the run) | verdict | chapter |",
             "|---|---|---|---|---|---|"]
+    latest = {key: id(led) for led in ledgers for key in led.comparisons}  # a key recorded twice: the last wins
     for led in ledgers:
         ch = f"[{led.title or led.chapter}]({led.chapter}.md)" if link else (led.title or led.chapter)
         for key, c in led.comparisons.items():
+            if latest[key] != id(led):
+                continue
             paper = c["paper_text"] or _fmt(c["paper"])
             rows.append(f"| {_cell(c['what'])} (`{key}`) | {_cell(paper)} | {_fmt(c['ours'])} | {_cell(c['criterion'])} | "
                         f"**{c['verdict']}** | {ch} |")
@@ -194,8 +199,11 @@ def comparisons_table(ledgers: list[Ledger], *, link: bool = False) -> str:
 def checks_table(ledgers: list[Ledger]) -> str:
     """Every check: value, bound, pass/fail."""
     rows = ["| check | value | bound | holds | chapter |", "|---|---|---|---|---|"]
+    latest = {key: id(led) for led in ledgers for key in led.checks}
     for led in ledgers:
         for key, c in led.checks.items():
+            if latest[key] != id(led):
+                continue
             bound = " ".join(s for s in (f"≥ {c['lower']:g}" if c["lower"] is not None else "",
                                           f"≤ {c['upper']:g}" if c["upper"] is not None else "") if s)
             rows.append(f"| {_cell(c['what'])} (`{key}`) | {_fmt(c['value'])} | {bound} | "

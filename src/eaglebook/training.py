@@ -157,8 +157,12 @@ def evaluate(model: LinearTransformer, X_clean: torch.Tensor, X_obs: torch.Tenso
 
 
 # ---------------------------------------------------------------------------------------------- train
-def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: bool = True, threads: int | None = 1) -> Run:
+def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: bool = True, threads: int | None = 1,
+          init_state: dict[str, torch.Tensor] | None = None) -> Run:
     """Train one model with the paper's recipe; pure (no file I/O).  See the module docstring.
+
+    ``init_state``: start from these weights (a state dict matching ``cfg.model``) instead of the random
+    initialisation, e.g. to fine-tune a pruned model.
 
     ``threads``: ``torch.set_num_threads`` for the duration of the call (restored afterwards); 1 is the
     robust choice on a shared CPU (probes.md); ``None`` leaves the setting alone.
@@ -171,17 +175,20 @@ def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: boo
     if threads is not None:
         torch.set_num_threads(int(threads))
     try:
-        return _train(cfg, dev, dtype, progress)
+        return _train(cfg, dev, dtype, progress, init_state)
     finally:
         if threads is not None:
             torch.set_num_threads(old_threads)
 
 
-def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bool) -> Run:
+def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bool,
+           init_state: dict[str, torch.Tensor] | None = None) -> Run:
     t0 = time.perf_counter()
     task = cfg.task
     s_init, s_train, _ = seeds(cfg.seed)
     model = LinearTransformer(cfg.model, task, generator=torch.Generator().manual_seed(s_init), dtype=dtype, device=dev)
+    if init_state is not None:
+        model.load_state_dict({k: v.to(dtype) for k, v in init_state.items()})
     g_train = torch.Generator(device=dev).manual_seed(s_train)
     X_test, Xo_test = test_set(cfg)
     base = baselines(X_test, Xo_test, task)

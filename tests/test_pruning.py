@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+import torch
+from dataclasses import replace
+
+from eaglebook import config, pruning, tasks, training
+from eaglebook.models import LinearTransformer
+
+TASK = config.TaskConfig()
+
+
+def model8(seed=0):
+    cfg = replace(config.ModelConfig(), heads=8)
+    return LinearTransformer(cfg, TASK, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+
+
+def test_keep_heads_slices_and_preserves_function_when_others_are_zero():
+    m = model8()
+    with torch.no_grad():
+        for p in m.parameters():
+            p[:, [0, 2, 3, 4, 5, 6, 7]] = 0
+    X, _ = tasks.sample_X(TASK, 16, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    Z0 = tasks.prompt(X, TASK)
+    small = pruning.keep_heads(m, [1])
+    assert small.heads == 1 and small.W_Q.shape[1] == 1
+    assert torch.allclose(small(Z0), m(Z0), atol=1e-14)
+
+
+@pytest.mark.parametrize("keep", [[], [8], [1, 1], [-1]])
+def test_keep_heads_rejects_bad_indices(keep):
+    with pytest.raises(ValueError, match="keep"):
+        pruning.keep_heads(model8(), keep)
+
+
+def test_keep_heads_needs_unconstrained():
+    m = LinearTransformer(config.ModelConfig(regime="sketched"), TASK, generator=torch.Generator())
+    with pytest.raises(ValueError, match="model"):
+        pruning.keep_heads(m, [0])
+
+
+def test_greedy_prune_keeps_the_useful_head():
+    # head 3 carries an EAGLE-like layer stack, the other heads are noise: pruning must keep head 3.
+    m = model8()
+    good = LinearTransformer(config.ModelConfig(), TASK, generator=torch.Generator(), dtype=torch.float64)
+    good.set_diagonal([(1.0, -0.02, -0.06)] * 4)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            p.mul_(0.3)
+            p[:, 3] = getattr(good, name)[:, 0]
+    X, Xo = tasks.sample_X(TASK, 512, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    keep, trace = pruning.greedy_prune(m, X, Xo, target=1)
+    assert keep == [3] and len(trace) == 8
+    assert pruning.head_ablation(m, X, Xo).argmin() == 3
+
+
+def test_pruned_finetunes_from_the_pruned_weights():
+    parent_cfg = replace(config.get("ci").training("unconstrained", seed=0, heads=2), steps=30, batch=64,
+                         eval_every=10, eval_size=256)
+    parent = training.train(parent_cfg, progress=False)
+    pcfg = pruning.PruneConfig(parent=parent_cfg, finetune_steps=20, validation_size=256)
+    out = pruning.pruned(parent, pcfg, progress=False)
+    run = training.Run.from_payload(out["run"])
+    assert len(out["keep"]) == 1 and run.cfg.model.heads == 1 and run.cfg.steps == 20
+    assert np.isfinite(run.final["test_mse_median"])
+    with pytest.raises(ValueError, match="pcfg.parent"):
+        pruning.pruned(parent, replace(pcfg, parent=replace(parent_cfg, seed=1)), progress=False)
