@@ -144,6 +144,7 @@ class Profile:
     n_task_samples: int = 20_000   # chapter 1: samples drawn to show the tail of ‖A‖₂
     prune_heads: int = 8           # chapter 3: heads of the model that is pruned to one head
     prune_finetune_steps: int = 2000  # chapter 3: fine-tuning steps after pruning
+    eagle_n: int = 240             # chapter 5: n = d of the solver demonstrations (the paper's default)
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
         """The training config for one regime and seed under this profile."""
@@ -159,7 +160,7 @@ def _ci() -> Profile:
     # Small and quick: a shorter run that still learns the structure (tolerances loosened only where
     # a shorter run is honestly less accurate; see each chapter's reproduction notes).
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
-    return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300,
+    return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
                    tol=Tolerances(beats_zero_factor=3.0))
 
 

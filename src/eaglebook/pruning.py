@@ -3,7 +3,8 @@
 The paper prunes heads "while validation loss is monitored" and reports no number.  A probe of ours found
 that dropping heads *without* fine-tuning destroys the model (the heads share the work, and the sum of
 per-head products is not a 1-head model), so we prune greedily on a validation set (never the test set)
-and then fine-tune the surviving head with the paper's recipe for a short while.
+and then fine-tune the surviving head with the paper's recipe for a short while.  Selecting heads and
+per-head ablations live in :mod:`eaglebook.extraction` (``prune_to``, ``head_ablation``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import torch
 
 from . import tasks
 from .config import TrainConfig
+from .extraction import prune_to
 from .models import LinearTransformer
 from .training import Run, evaluate, test_set, train
 
-__all__ = ["PruneConfig", "keep_heads", "validation_set", "head_ablation", "greedy_prune", "pruned"]
+__all__ = ["PruneConfig", "validation_set", "greedy_prune", "pruned"]
 
 
 @dataclass(frozen=True)
@@ -31,29 +33,10 @@ class PruneConfig:
     validation_size: int = 4096
 
 
-def keep_heads(model: LinearTransformer, keep) -> LinearTransformer:
-    """A copy of an unconstrained ``model`` with only the heads ``keep`` (indices, in that order)."""
-    if model.regime != "unconstrained":
-        raise ValueError(f"argument model must be an unconstrained model, got regime={model.regime!r}")
-    keep = [int(h) for h in keep]
-    if not keep or len(set(keep)) != len(keep) or not all(0 <= h < model.heads for h in keep):
-        raise ValueError(f"argument keep={keep} must list distinct head indices in 0..{model.heads - 1}")
-    p = next(model.parameters())
-    out = LinearTransformer(replace(model.cfg, heads=len(keep)), model.task, generator=torch.Generator().manual_seed(0),
-                            dtype=p.dtype, device=p.device)
-    out.load_state_dict({k: v[:, keep].clone() for k, v in model.state_dict().items()})
-    return out
-
-
 def validation_set(cfg: TrainConfig, size: int) -> tuple[torch.Tensor, torch.Tensor]:
     """A validation set drawn from its own stream (seeded from ``cfg.seed``), disjoint from train and test."""
     s = int(np.random.SeedSequence([cfg.seed, 7]).generate_state(1)[0])
     return tasks.sample_X(cfg.task, size, generator=torch.Generator().manual_seed(s), dtype=torch.float32)
-
-
-def head_ablation(model: LinearTransformer, X_clean, X_obs) -> np.ndarray:
-    """Median per-sample MSE of the model reduced to each single head h (array of length ``heads``)."""
-    return np.array([evaluate(keep_heads(model, [h]), X_clean, X_obs, model.task)["median"] for h in range(model.heads)])
 
 
 def greedy_prune(model: LinearTransformer, X_clean, X_obs, *, target: int = 1) -> tuple[list[int], list[float]]:
@@ -66,7 +49,7 @@ def greedy_prune(model: LinearTransformer, X_clean, X_obs, *, target: int = 1) -
     keep = list(range(model.heads))
     trace = [evaluate(model, X_clean, X_obs, model.task)["median"]]
     while len(keep) > target:
-        scores = [evaluate(keep_heads(model, [h for h in keep if h != drop]), X_clean, X_obs, model.task)["median"]
+        scores = [evaluate(prune_to(model, [h for h in keep if h != drop]), X_clean, X_obs, model.task)["median"]
                   for drop in keep]
         keep.remove(keep[int(np.nanargmin(scores))])
         trace.append(float(np.nanmin(scores)))
@@ -85,7 +68,7 @@ def pruned(parent: Run, pcfg: PruneConfig, *, progress: bool = True) -> dict:
     model = parent.model()
     Xv, Xvo = validation_set(parent.cfg, pcfg.validation_size)
     keep, trace = greedy_prune(model, Xv, Xvo, target=pcfg.target_heads)
-    small = keep_heads(model, keep)
+    small = prune_to(model, keep)
     Xt, Xto = test_set(parent.cfg)
     before = {k: v for k, v in evaluate(small, Xt, Xto, parent.cfg.task).items() if k != "per_sample"}
     ft_cfg = replace(parent.cfg, model=small.cfg, steps=pcfg.finetune_steps)
