@@ -20,24 +20,38 @@ ORDER = [d for d in DOCS if d not in ("index", "reproducibility")] + [d for d in
 NOTEBOOKS = [d for d in ORDER if (REPO / "book" / f"{d}.md").read_text().startswith("---\njupytext:")]
 
 
+def _runs(name: str) -> list[tuple[str, dict]]:
+    """papermill runs of one chapter: profile ci, and every regime where the chapter takes a `regime`."""
+    src = (REPO / "book" / f"{name}.md").read_text()
+    if "tags: [parameters]" not in src:
+        return [(name, {})]
+    if "\nregime = " not in src:
+        return [(name, {"profile": "ci"})]
+    regimes = ["unconstrained", "distributed", "sketched"] if name.startswith("04") else ["unconstrained", "distributed"]
+    return [(f"{name}[{r}]", {"profile": "ci", "regime": r}) for r in regimes]
+
+
+RUNS = [run for name in NOTEBOOKS for run in _runs(name)]
+
+
 @pytest.fixture(autouse=True)
 def _not_under_nbval(nbval_active):
     if nbval_active:
         pytest.skip("`pytest --nbval` validates the chapters itself; not running them a second time")
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_chapter_executes(name, tmp_path, chapter_times):
+@pytest.mark.parametrize("label, params", RUNS, ids=[r[0] for r in RUNS])
+def test_chapter_executes(label, params, tmp_path, chapter_times):
     import papermill as pm
 
-    params = {"profile": "ci"} if "tags: [parameters]" in (REPO / "book" / f"{name}.md").read_text() else {}
+    name = label.split("[")[0]
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(REPO / "book" / f"{name}.md"), str(tmp_path / f"{name}.ipynb"),
                             parameters=params, cwd=str(REPO / "book"), progress_bar=False,
                             kernel_name="python3", request_save_on_cell_execute=False)
     finally:
-        chapter_times[name] = time.perf_counter() - t0
+        chapter_times[label] = time.perf_counter() - t0
 
 
 def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):

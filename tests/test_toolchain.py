@@ -122,3 +122,22 @@ def test_jupyterlab_opens_md_chapters_as_notebooks():
     cm = TextFileContentsManager(root_dir=str(REPO / "book"))
     model = cm.get("01_task.md", type="notebook", content=True)
     assert model["type"] == "notebook" and any(c.cell_type == "code" for c in model["content"].cells)
+
+
+def test_extraction_chapter_on_a_clean_cache_trains_what_it_needs(tmp_path):
+    """The users' command `papermill book/04_extract.md out.ipynb -p regime sketched`, with an empty cache."""
+    out = tmp_path / "out.ipynb"
+    r = run([str(BIN / "papermill"), "book/04_extract.md", str(out), "-p", "regime", "sketched", "-p", "profile", "ci"],
+            env={"EAGLEBOOK_CACHE": str(tmp_path / "empty-cache")})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "sketched seed 0" in r.stderr + out.read_text()          # the progress bar of the training it needed
+    assert len(list((tmp_path / "empty-cache" / "train").iterdir())) == 2   # both ci seeds, trained and cached
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if "\nregime = " in (REPO / "book" / f"{c}.md").read_text()])
+def test_bad_regime_fails_early_naming_it(tmp_path, chapter):
+    out = tmp_path / "out.ipynb"
+    r = run([str(BIN / "papermill"), f"book/{chapter}.md", str(out), "-p", "regime", "dense", "-p", "profile", "ci"])
+    assert r.returncode != 0
+    assert "regime='dense' is not valid; allowed values: 'unconstrained', 'distributed', 'sketched'" in r.stderr + out.read_text()
+    assert 0 <= _error_cell(out) <= 2

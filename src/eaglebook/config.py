@@ -131,6 +131,11 @@ class Tolerances:
     nystrom_rel_err: float = 1e-10   # float64 Nyström completion of a noiseless X
     kappa_rel_err: float = 1e-8      # the κ generator hits the requested κ
     beats_zero_factor: float = 5.0   # a trained model's median MSE is this many times below predicting 0
+    # Emergent structure (chapter 4).  A random matrix scores ≈ 1.0 on both masses, so these bounds say
+    # "clearly structured", not "exactly the paper's structure" (that is a paper comparison).
+    offdiag_max: float = 0.7         # mean over layers of W_QK's mass off diag(α¹ I_n, 0)
+    sketch_fit_max: float = 0.5      # sketched: mean ‖Q − a P‖/‖Q‖ of W_QK's data block vs its rank-r projector
+    cross_data_max: float = 0.1      # distributed: share of the "other" projection in the data block
 
 
 @dataclass(frozen=True)

@@ -191,3 +191,75 @@ def plot_regime_curves(runs: dict, *, key: str = "test_mse_median", ylabel: str 
     ax.set_ylabel(ylabel)
     ax.legend()
     return fig
+
+
+def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
+    """Heat maps of per-layer weight products: ``rows`` maps a row label to a list of matrices (one per layer).
+    Each panel has its own symmetric colour scale; ``blocks`` draws separators (e.g. at n)."""
+    labels = list(rows)
+    L = len(rows[labels[0]])
+    fig, axes = plt.subplots(len(labels), L, figsize=(FULL[0], 1.45 * len(labels) + 0.3), squeeze=False)
+    for i, lab in enumerate(labels):
+        for l, W in enumerate(rows[lab]):
+            heatmap(axes[i, l], W, blocks=blocks)
+            if i == 0:
+                axes[i, l].set_title(f"layer {l}")
+        axes[i, 0].set_ylabel(lab, fontsize=8)
+    return fig
+
+
+def plot_sparsification(curve):
+    """Test MSE (median and mean per sample) after sparsifying at each threshold, with and without quantisation."""
+    fig, ax = plt.subplots(figsize=HALF)
+    f = curve.factors
+    ax.semilogy(f, curve.mse_median, marker="o", ms=3, label="sparsified, median", **METHOD_STYLE["EAGLE"])
+    ax.semilogy(f, curve.quantized_median, marker="s", ms=3, label="+ quantised, median", **METHOD_STYLE["transformer"])
+    ax.semilogy(f, curve.mse_mean, marker=".", ms=3, lw=0.8, alpha=0.6, label="sparsified, mean", color="#56B4E9")
+    ax.axhline(curve.original_median, color="k", ls=":", lw=0.8, label="trained, median")
+    ax.axhline(curve.zero_mse, label="predict zero", **METHOD_STYLE["zero"])
+    ax.axvline(1.5, color="#999999", lw=0.6)
+    ax.set_xlabel("threshold (× mean |entry|)")
+    ax.set_ylabel("test MSE on $D$")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_scaling(law, *, eta_paper: float, gamma_paper: float):
+    """Per-layer η_ℓ = −α¹α²·max‖A_ℓ‖² and γ_ℓ = −α¹α³·max‖A_ℓ‖² with the paper's constants."""
+    fig, ax = plt.subplots(figsize=HALF)
+    L = len(law.eta_layer)
+    ax.plot(range(L), law.eta_layer, marker="o", label=r"$\eta_\ell$", **METHOD_STYLE["EAGLE"])
+    ax.plot(range(L), law.gamma_layer, marker="s", label=r"$\gamma_\ell$", **METHOD_STYLE["transformer"])
+    ax.axhline(eta_paper, color=METHOD_STYLE["EAGLE"]["color"], lw=0.7, ls=":")
+    ax.axhline(gamma_paper, color=METHOD_STYLE["transformer"]["color"], lw=0.7, ls=":")
+    ax.set_xticks(range(L))
+    ax.set_xlabel(r"layer $\ell$")
+    ax.set_ylabel("constant (batch-max norm)")
+    ax.legend()
+    return fig
+
+
+def plot_sketch_spectrum(layers):
+    """Fig. 4: normalised singular values of the W_QK and W_VP data blocks per layer vs S Sᵀ for a random
+    orthonormal S; right, the distribution of their entries."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=FULL)
+    for l, s in enumerate(layers):
+        ax1.plot(s.sv_qk, color=METHOD_STYLE["EAGLE"]["color"], alpha=0.4 + 0.15 * l, lw=0.9,
+                 label=r"$W_{QK}$" if l == 0 else None)
+        ax1.plot(s.sv_vp, color=METHOD_STYLE["transformer"]["color"], ls="--", alpha=0.4 + 0.15 * l, lw=0.9,
+                 label=r"$W_{VP}$" if l == 0 else None)
+    ax1.plot(layers[0].sv_reference, color="k", ls=":", label=r"$SS^\top$, random $S$")
+    ax1.set_xlabel("index")
+    ax1.set_ylabel("singular value / largest")
+    ax1.legend()
+    bins = np.linspace(-1, 1, 41)
+    ax2.hist(np.concatenate([s.entries_qk for s in layers]), bins=bins, density=True, alpha=0.5,
+             color=METHOD_STYLE["EAGLE"]["color"], label=r"$W_{QK}$")
+    ax2.hist(np.concatenate([s.sign * s.entries_vp for s in layers]), bins=bins, density=True, alpha=0.5,
+             color=METHOD_STYLE["transformer"]["color"], label=r"$\pm W_{VP}$")
+    ax2.hist(layers[0].entries_reference, bins=bins, density=True, histtype="step", color="k",
+             label=r"$SS^\top$")
+    ax2.set_yscale("log")
+    ax2.set_xlabel("entry (normalised)")
+    ax2.legend()
+    return fig
