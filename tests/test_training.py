@@ -133,3 +133,15 @@ def test_bench_smoke():
     assert set(res) == {c for c, _ in bench.CASES}
     assert all(r["step_ms"] > 0 and r["floor_ms"] > 0 and r["n_products"] > 0 for r in res.values())
     assert torch.get_num_threads() >= 1
+
+
+def test_trained_all_trains_missing_configs_in_parallel_and_loads_them(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from eaglebook import cache, config, training
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))
+    base = replace(config.get("ci").training("unconstrained", seed=0), steps=5, batch=16, eval_every=5, eval_size=32)
+    cfgs = [replace(base, seed=s) for s in (0, 1)]
+    runs = training.trained_all(cfgs + cfgs[:1], workers=2, progress=False)
+    assert [r.cfg.seed for r in runs] == [0, 1, 0]
+    assert all(cache.is_valid(cache.entry_dir("train", c)) for c in cfgs)
+    assert np.array_equal(runs[0].history["train_loss"], training.train(cfgs[0], progress=False).history["train_loss"])

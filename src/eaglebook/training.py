@@ -24,7 +24,7 @@ import math
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -281,3 +281,39 @@ def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool
 
     obj = cache.cached("train", cfg, lambda: train(cfg, device=device, progress=progress).to_payload(), force=force)
     return obj if isinstance(obj, Run) else Run.from_payload(obj)
+
+
+def _train_in_worker(cfg: TrainConfig) -> float:
+    """Worker entry point for :func:`trained_all`: train (or load) one config into the cache."""
+    return trained(cfg, progress=False).seconds
+
+
+def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, progress: bool = True) -> list[Run]:
+    """:func:`trained` for many configs; the ones missing from the cache train in parallel processes.
+
+    One process per core (``workers`` defaults to ``os.cpu_count()``), each with one thread (the matrices
+    are tiny, so processes scale where threads do not; probes.md).  Results go through the cache, so an
+    interrupted call loses at most the runs in flight.  Returns the runs in the order of ``cfgs``.
+    """
+    import concurrent.futures as cf
+    import multiprocessing as mp
+    import os
+
+    from . import cache
+
+    cfgs = list(cfgs)
+    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c))]
+    workers = min(workers or os.cpu_count() or 1, len(missing))
+    if workers > 1:
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=len(missing), desc=f"training {len(missing)} models on {workers} processes")
+        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            for fut in cf.as_completed([pool.submit(_train_in_worker, c) for c in missing]):
+                fut.result()
+                if bar is not None:
+                    bar.update(1)
+        if bar is not None:
+            bar.close()
+    return [trained(c, progress=progress) for c in cfgs]
