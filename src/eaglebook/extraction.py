@@ -589,14 +589,20 @@ def _top_projector(Q: np.ndarray, r: int) -> np.ndarray:
     return S
 
 
-def sketch_structure(model: LinearTransformer, *, rank: int | None = None, rank_tol: float = 1e-2,
-                     seed: int = 0) -> list[SketchLayer]:
-    """Per-layer :class:`SketchLayer` of a sketched model (``rank`` defaults to the model's r)."""
+def _sketch_rank(model: LinearTransformer, rank: int | None) -> tuple[int, int]:
+    """(n, r) for a sketched model; ``rank`` defaults to the model's r and must lie in 1..n."""
     _check_model(model, "sketched")
     n = model.task.n
     r = model.cfg.r if rank is None else rank
     if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not (1 <= r <= n):
         raise ValueError(f"argument rank={rank!r} must be an integer in 1..n={n}")
+    return n, r
+
+
+def sketch_structure(model: LinearTransformer, *, rank: int | None = None, rank_tol: float = 1e-2,
+                     seed: int = 0) -> list[SketchLayer]:
+    """Per-layer :class:`SketchLayer` of a sketched model (``rank`` defaults to the model's r)."""
+    n, r = _sketch_rank(model, rank)
     prod = products(model)
     rng = np.random.default_rng(seed)
     out = []
@@ -631,11 +637,7 @@ def sketch_structure(model: LinearTransformer, *, rank: int | None = None, rank_
 
 def sketch_projectors(model: LinearTransformer, *, rank: int | None = None) -> np.ndarray:
     """(L, n, n): each layer's effective sketch projector P_ℓ = S_ℓ S_ℓᵀ (top-r eigenvectors of sym(W_QK data block))."""
-    _check_model(model, "sketched")
-    n = model.task.n
-    r = model.cfg.r if rank is None else rank
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not (1 <= r <= n):
-        raise ValueError(f"argument rank={rank!r} must be an integer in 1..n={n}")
+    n, r = _sketch_rank(model, rank)
     prod = products(model)
     out = []
     for l in range(model.L):
