@@ -210,7 +210,7 @@ def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
 
 def plot_sparsification(curve):
     """Test MSE (median and mean per sample) after sparsifying at each threshold, with and without quantisation."""
-    fig, ax = plt.subplots(figsize=HALF)
+    fig, ax = plt.subplots(figsize=(FULL[0], HALF[1]))
     f = curve.factors
     ax.semilogy(f, curve.mse_median, marker="o", ms=3, label="sparsified, median", **METHOD_STYLE["EAGLE"])
     ax.semilogy(f, curve.quantized_median, marker="s", ms=3, label="+ quantised, median", **METHOD_STYLE["transformer"])
@@ -220,7 +220,7 @@ def plot_sparsification(curve):
     ax.axvline(1.5, color="#999999", lw=0.6)
     ax.set_xlabel("threshold (× mean |entry|)")
     ax.set_ylabel("test MSE on $D$")
-    ax.legend(fontsize=7)
+    fig.legend(fontsize=7, loc="outside right center")
     return fig
 
 
