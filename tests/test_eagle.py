@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import eagle as E
+from eaglebook import solver as E
 from eaglebook.tasks import make_problem, nystrom
 
 torch.set_num_threads(1)

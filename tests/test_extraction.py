@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import config, eagle, tasks, training
+from eaglebook import config, solver, tasks, training
 from eaglebook import extraction as ex
 from eaglebook.config import ModelConfig, TaskConfig
-from eaglebook.models import LinearTransformer
+from eaglebook.models import LinearTransformer, prune_to
 
 torch.set_num_threads(1)
 F64 = torch.float64
@@ -264,7 +264,7 @@ def test_fidelity_matches_layerwise_with_transformer_readout():
     Z0 = tasks.prompt(Xo, TASK)
     its = ex.extracted_iterates(m, Z0, TASK)
     A, B, C, _ = tasks.split(Z0, TASK)
-    ref = eagle.layerwise(A, B, C, list(zip(AL[:, 0] * AL[:, 1], AL[:, 0] * AL[:, 2])), readout="eagle")
+    ref = solver.layerwise(A, B, C, list(zip(AL[:, 0] * AL[:, 1], AL[:, 0] * AL[:, 2])), readout="eagle")
     # EAGLE's D is minus the transformer's raw D
     assert torch.allclose(tasks.split(its[-1], TASK).D, -ref[-1].D, rtol=1e-12, atol=1e-15)
 
@@ -313,15 +313,15 @@ def test_prune_to_keeps_function_when_dropped_heads_are_zero():
     m = make("unconstrained", heads=3).set_diagonal(AL)     # head 0 carries everything
     _, Xo = data()
     Z0 = tasks.prompt(Xo, TASK)
-    p = ex.prune_to(m, [0])
+    p = prune_to(m, [0])
     assert p.heads == 1 and p.cfg.heads == 1
     assert torch.allclose(p(Z0), m(Z0), rtol=1e-13, atol=1e-15)
-    assert torch.equal(ex.prune_to(m, [2, 0]).W_Q[:, 1], m.W_Q[:, 0])
+    assert torch.equal(prune_to(m, [2, 0]).W_Q[:, 1], m.W_Q[:, 0])
     for bad in ([], [0, 0], [3], [-1]):
         with pytest.raises(ValueError, match="keep"):
-            ex.prune_to(m, bad)
+            prune_to(m, bad)
     with pytest.raises(ValueError, match="model"):
-        ex.prune_to(make("sketched", r=5), [0])
+        prune_to(make("sketched", r=5), [0])
 
 
 def test_head_ablation():

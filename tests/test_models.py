@@ -108,9 +108,8 @@ def test_sketched_diagonal_layer_is_the_sketched_update(sketch):
     m = make("sketched", layers=1, r=r).set_diagonal([(a1, a2, a3)], sketches=[arg])
     _, Z0 = prompt(TASK, 5)
     A, B, C, D = tasks.split(Z0, TASK)
-    P = S @ S.T
     Z1 = m.activations(Z0)[1]
-    for got, want in zip(tasks.split(Z1, TASK), diagonal_update(A, B, C, D, a1, a2, a3, P=P)):
+    for got, want in zip(tasks.split(Z1, TASK), diagonal_update(A, B, C, D, a1, a2, a3, S=S)):
         assert torch.allclose(got, want, rtol=0, atol=1e-12 * max(1.0, want.abs().max().item()))
     if sketch == "indices":   # Algorithm 1's form
         At = A @ S

@@ -14,14 +14,14 @@ plugin) do not pay for importing torch.
 
 __version__ = "0.1.0"
 
-_EAGLE = ("solve", "solve_distributed", "iterate", "layerwise", "update", "Result", "Iterate",
+_SOLVER = ("solve", "solve_distributed", "iterate", "layerwise", "update", "Result", "Iterate",
           "split_columns", "diversity_index")
 
-__all__ = ["__version__", *_EAGLE]
+__all__ = ["__version__", *_SOLVER]
 
 
 def __getattr__(name):
-    if name in _EAGLE:
-        from . import eagle
-        return getattr(eagle, name)
+    if name in _SOLVER:
+        from . import solver
+        return getattr(solver, name)
     raise AttributeError(f"module 'eaglebook' has no attribute {name!r}")

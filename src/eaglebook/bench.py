@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from . import tasks
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .models import LinearTransformer
-from .training import _adam, train_step
+from .training import adam, train_step
 
 _MATMULS = {"mm", "bmm", "addmm", "baddbmm"}
 
@@ -100,7 +100,7 @@ def _bench_train(steps, batch, repeats, dtype, cases, verbose):
         model = LinearTransformer(cfg.model, task, generator=torch.Generator().manual_seed(0),
                                   dtype=getattr(torch, dtype))
         params = list(model.parameters())
-        opt = _adam(params, cfg.lr, torch.device("cpu"))
+        opt = adam(params, cfg.lr, torch.device("cpu"))
         g = torch.Generator().manual_seed(1)
         for _ in range(3):
             train_step(model, opt, params, cfg, g)

@@ -54,6 +54,7 @@ The input of :meth:`forward` is the prompt Z₀ = ``tasks.prompt(X)`` (D zeroed)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Sequence
 
@@ -62,9 +63,11 @@ import torch
 from torch import nn
 
 from .config import ModelConfig, TaskConfig
+from ._arrays import common_layout, machine_blocks
+from .solver.update import update
 from .tasks import feature_owner, token_mask
 
-__all__ = ["LinearTransformer", "diagonal_update"]
+__all__ = ["LinearTransformer", "diagonal_update", "prune_to"]
 
 
 class LinearTransformer(nn.Module):
@@ -149,33 +152,29 @@ class LinearTransformer(nn.Module):
         self._check_input(Z0)
         if self.regime != "distributed":
             return Z0
-        B, T = Z0.shape[:2]
-        return self._machines_view(Z0).transpose(1, 2).reshape(B, T, self.machines * self.F_mu)
+        return self._raw(machine_blocks(Z0, self.machines, self.task.n))
 
-    def _machines_view(self, Z0: torch.Tensor) -> torch.Tensor:
-        """Common-layout Z0 → (batch, M, d+d', F_μ) contiguous: machine μ's block [A^μ C; B^μ D]."""
-        B, T = Z0.shape[:2]
-        Mm, nm, n = self.machines, self.n_mu, self.task.n
-        data = Z0[..., :n].reshape(B, T, Mm, nm).transpose(1, 2)      # contiguous split (feature_owner)
-        query = Z0[:, None, :, n:].expand(B, Mm, T, self.task.n_prime)
-        return torch.cat([data, query], -1)
+    def _raw(self, Zm: torch.Tensor) -> torch.Tensor:
+        """(batch, M, T, F_μ) machine blocks → the raw layout (batch, T, M·F_μ), machine-major."""
+        B, Mm, T, Fm = Zm.shape
+        return Zm.transpose(1, 2).reshape(B, T, Mm * Fm)
+
+    def _blocks(self, Z: torch.Tensor) -> torch.Tensor:
+        """Raw layout (…, T, M·F_μ) → machine blocks (…, M, T, F_μ)."""
+        return Z.reshape(*Z.shape[:-1], self.machines, self.F_mu).transpose(-3, -2)
 
     def readout(self, Z: torch.Tensor) -> torch.Tensor:
         """The prediction −D_L (batch, d', n') from a raw-layout activation (distributed: mean of the M copies)."""
-        d, np_ = self.task.d, self.task.n_prime
+        d = self.task.d
         if self.regime != "distributed":
             return -Z[..., d:, self.task.n:]
-        Zm = Z.reshape(*Z.shape[:-1], self.machines, self.F_mu)
-        return -Zm[..., d:, :, self.n_mu:].mean(-2)
+        return -self._blocks(Z)[..., d:, self.n_mu:].mean(-3)
 
     def unembed(self, Z: torch.Tensor) -> torch.Tensor:
         """Raw layout → common (d+d') × (n+n') layout (distributed: C and D averaged over machines)."""
         if self.regime != "distributed":
             return Z
-        Zm = Z.reshape(*Z.shape[:-1], self.machines, self.F_mu)
-        data = Zm[..., : self.n_mu].reshape(*Z.shape[:-1], self.task.n)  # contiguous split: machine-major = column order
-        query = Zm[..., self.n_mu:].mean(-2)
-        return torch.cat([data, query], -1)
+        return common_layout(self._blocks(Z), self.n_mu)
 
     def _check_input(self, Z0: torch.Tensor) -> None:
         want = (self.task.d + self.task.d_prime, self.F)
@@ -347,7 +346,7 @@ class LinearTransformer(nn.Module):
             Mm, Fm, nm = self.machines, self.F_mu, self.n_mu
             wd, wo = wv
             if Z.dim() == 3:                                            # raw layout → (B, M, T, Fm)
-                Z = Z.reshape(B, T, Mm, Fm).transpose(1, 2).contiguous()
+                Z = self._blocks(Z).contiguous()
             acts = [Z] if keep else None
             for l in range(L):
                 last = l == L - 1 and not keep
@@ -358,7 +357,7 @@ class LinearTransformer(nn.Module):
                 Z = Z + O @ wd[l] + O.sum(1, keepdim=True) @ wo[l]
                 if keep:
                     acts.append(Z)
-            return None, [a.transpose(1, 2).reshape(B, T, Mm * Fm) for a in acts]
+            return None, [self._raw(a) for a in acts]
         n = self.task.n
         acts = [Z] if keep else None
         for l in range(L):
@@ -373,7 +372,7 @@ class LinearTransformer(nn.Module):
     def forward(self, Z0: torch.Tensor) -> torch.Tensor:
         """Prediction −D_L, shape (batch, d', n'), from the prompt Z₀ (batch, d+d', n+n')."""
         self._check_input(Z0)
-        Zr = self._machines_view(Z0) if self.regime == "distributed" else Z0
+        Zr = machine_blocks(Z0, self.machines, self.task.n) if self.regime == "distributed" else Z0
         D, _ = self._layers(Zr, keep=False)
         return -(D.mean(1) if self.regime == "distributed" else D)
 
@@ -441,14 +440,37 @@ def _attention(Z: torch.Tensor, wq: torch.Tensor, d: int, q0: int) -> torch.Tens
     return _Attention.apply(Z, wq, d, q0)
 
 
-def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, P=None):
-    """One step of the §5.5 update (the reference the tests compare a hand-set layer with).
+def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, S=None):
+    """One step of the §3.1 update with hand-set diagonal weights (the reference the tests compare a
+    hand-set layer with), written through the package's one UPDATE (:mod:`eaglebook.solver.update`).
 
     A' = A + a₁a₂ A P Aᵀ A P,  B' = B + a₁a₂ B P Aᵀ A P,  C' = C + a₁a₃ A P Aᵀ C,  D' = D + a₁a₃ B P Aᵀ C
-    with P = S Sᵀ (the sketch projector; identity when ``P`` is None).
+    with P = S Sᵀ for the layer's sketch S (n × r; P = I when ``S`` is None).  This is Algorithm 1's
+    UPDATE with Ã = A S, the steps ηρ = −a₁a₂ and γρ = −a₁a₃, and the transformer's D sign.
     """
-    if P is None:
-        P = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    AP, BP, At = A @ P, B @ P, A.transpose(-1, -2)
-    return (A + a1 * a2 * AP @ At @ AP, B + a1 * a2 * BP @ At @ AP,
-            C + a1 * a3 * AP @ At @ C, D + a1 * a3 * BP @ At @ C)
+    return update(A, B, C, D, -a1 * a2, -a1 * a3, S=S, d_scale=-1.0)
+
+
+def prune_to(model: LinearTransformer, keep: Sequence[int]) -> LinearTransformer:
+    """A new unconstrained :class:`LinearTransformer` with only the heads ``keep`` (ModelConfig heads=len(keep)).
+
+    Same dtype and device; the kept heads' parameters are copied in the given order.
+    """
+    if not isinstance(model, LinearTransformer) or model.regime != "unconstrained":
+        raise ValueError("argument model must be an unconstrained LinearTransformer")
+    try:
+        idx = [int(k) for k in keep]
+    except TypeError:
+        raise ValueError("argument keep must be a sequence of head indices") from None
+    if not idx or len(set(idx)) != len(idx) or not all(0 <= k < model.heads for k in idx) \
+            or any(isinstance(k, bool) for k in keep):
+        raise ValueError(f"argument keep={list(keep)!r} must list distinct head indices in 0..{model.heads - 1}")
+    p = next(model.parameters())
+    cfg = dataclasses.replace(model.cfg, heads=len(idx))
+    m = LinearTransformer(cfg, model.task, generator=torch.Generator().manual_seed(0), dtype=p.dtype, device=p.device)
+    with torch.no_grad():
+        for name in ("W_Q", "W_K", "W_V", "W_P"):
+            getattr(m, name).copy_(getattr(model, name)[:, idx])
+    return m
+
+

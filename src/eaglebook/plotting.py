@@ -99,12 +99,10 @@ def plot_blocks(X, task, *, title: str = "X"):
     return fig
 
 
-def plot_mask_and_regimes(task, *, r: int, owner):
-    """Left: the token mask M.  Right three: which weight entries each regime may use (W_Q W_Kᵀ)."""
+def plot_mask_and_regimes(task, *, mask, r: int, owner):
+    """Left: the token mask ``mask``.  Right three: which weight entries each regime may use (W_Q W_Kᵀ)."""
     fig, axes = plt.subplots(1, 4, figsize=(FULL[0], 1.9))
-    from .tasks import token_mask
-
-    M = token_mask(task).numpy()
+    M = np.asarray(mask)
     axes[0].imshow(M, cmap="Greys", vmin=0, vmax=1.3, interpolation="nearest")
     axes[0].set_title("mask M (query × key)")
     N = task.n + task.n_prime

@@ -4,7 +4,7 @@ The paper prunes heads "while validation loss is monitored" and reports no numbe
 that dropping heads *without* fine-tuning destroys the model (the heads share the work, and the sum of
 per-head products is not a 1-head model), so we prune greedily on a validation set (never the test set)
 and then fine-tune the surviving head with the paper's recipe for a short while.  Selecting heads and
-per-head ablations live in :mod:`eaglebook.extraction` (``prune_to``, ``head_ablation``).
+per-head ablations are ``eaglebook.extraction.head_ablation``; ``models.prune_to`` keeps a subset of heads.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import torch
 
 from . import tasks
 from .config import TrainConfig
-from .extraction import prune_to
+from .models import prune_to
 from .models import LinearTransformer
 from .training import Run, evaluate, test_set, train
 

@@ -11,11 +11,11 @@ All functions are pure: randomness comes in as a ``torch.Generator`` (training b
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import torch
 
+from ._arrays import Blocks, check_finite, check_shapes, machine_edges
 from .config import TaskConfig
 
 __all__ = [
@@ -24,31 +24,12 @@ __all__ = [
 ]
 
 
-class Blocks(NamedTuple):
-    """The four blocks of X (or of any activation Z with the same layout)."""
-    A: object
-    B: object
-    C: object
-    D: object
-
-
-def _shape(x) -> tuple[int, ...]:
-    return tuple(x.shape)
-
-
-def check_finite(name: str, x) -> None:
-    """Raise ``ValueError`` naming ``name`` if ``x`` has a NaN or an infinity."""
-    ok = bool(torch.isfinite(x).all()) if isinstance(x, torch.Tensor) else bool(np.isfinite(np.asarray(x)).all())
-    if not ok:
-        raise ValueError(f"argument {name} has non-finite entries (NaN or inf)")
-
-
 def split(Z, task: TaskConfig) -> Blocks:
     """Split ``Z`` (..., d+d', n+n') into its blocks A, B, C, D (views, no copies)."""
     d, n = task.d, task.n
     want = (task.d + task.d_prime, task.n + task.n_prime)
-    if _shape(Z)[-2:] != want:
-        raise ValueError(f"argument Z has trailing shape {_shape(Z)[-2:]}, expected (d+d', n+n') = {want}")
+    if tuple(Z.shape)[-2:] != want:
+        raise ValueError(f"argument Z has trailing shape {tuple(Z.shape)[-2:]}, expected (d+d', n+n') = {want}")
     return Blocks(Z[..., :d, :n], Z[..., d:, :n], Z[..., :d, n:], Z[..., d:, n:])
 
 
@@ -59,23 +40,6 @@ def assemble(A, B, C, D):
     top = lib.concatenate([A, C], -1) if lib is np else torch.cat([A, C], -1)
     bot = lib.concatenate([B, D], -1) if lib is np else torch.cat([B, D], -1)
     return lib.concatenate([top, bot], -2) if lib is np else torch.cat([top, bot], -2)
-
-
-def check_shapes(A, B, C, D=None) -> tuple[int, int, int, int]:
-    """Validate the block shapes; return (d, n, d', n').  Errors name the offending argument."""
-    for name, x in (("A", A), ("B", B), ("C", C)):
-        if len(_shape(x)) < 2:
-            raise ValueError(f"argument {name} must be a matrix (or a batch of matrices), got shape {_shape(x)}")
-    d, n = _shape(A)[-2:]
-    dp, nB = _shape(B)[-2:]
-    dC, np_ = _shape(C)[-2:]
-    if nB != n:
-        raise ValueError(f"argument B has {nB} columns but A has {n}: B must be d'×n")
-    if dC != d:
-        raise ValueError(f"argument C has {dC} rows but A has {d}: C must be d×n'")
-    if D is not None and _shape(D)[-2:] != (dp, np_):
-        raise ValueError(f"argument D has shape {_shape(D)[-2:]}, expected d'×n' = {(dp, np_)}")
-    return d, n, dp, np_
 
 
 def prompt(X, task: TaskConfig):
@@ -151,9 +115,7 @@ def feature_owner(task: TaskConfig, machines: int) -> np.ndarray:
     Returns an int array of length n with values 0..M-1.  The n' query columns (C, D) are replicated on
     every machine (paper-facts §3.2, §11 item 3).  Requires 1 <= M <= n.
     """
-    if not (1 <= machines <= task.n):
-        raise ValueError(f"argument machines={machines} must satisfy 1 <= M <= n = {task.n}")
-    return np.repeat(np.arange(machines), np.diff(np.linspace(0, task.n, machines + 1).round().astype(int)))
+    return np.repeat(np.arange(machines), np.diff(machine_edges(task.n, machines)))
 
 
 def make_problem(n: int, d: int, n_prime: int = 2, d_prime: int = 2, *, rank: int | None = None,

@@ -33,7 +33,7 @@ from . import tasks
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .models import LinearTransformer
 
-__all__ = ["Run", "train", "trained", "train_step", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
+__all__ = ["Run", "train", "trained", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -193,7 +193,7 @@ def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bo
     X_test, Xo_test = test_set(cfg)
     base = baselines(X_test, Xo_test, task)
     params = list(model.parameters())
-    opt = _adam(params, cfg.lr, dev)
+    opt = adam(params, cfg.lr, dev)
 
     losses = torch.full((cfg.steps,), float("nan"), dtype=torch.float32)
     gnorms = torch.full((cfg.steps,), float("nan"), dtype=torch.float32)
@@ -264,7 +264,8 @@ def train_step(model: LinearTransformer, opt: torch.optim.Optimizer, params: lis
     return lv, gv, True
 
 
-def _adam(params, lr: float, dev: torch.device) -> torch.optim.Optimizer:
+def adam(params, lr: float, dev: torch.device) -> torch.optim.Optimizer:
+    """The paper's optimiser: Adam with a constant learning rate (fused kernels where supported)."""
     try:
         return torch.optim.Adam(params, lr=lr, fused=True)
     except (RuntimeError, TypeError, ValueError):  # fused not supported for this device/dtype/version

@@ -1,4 +1,4 @@
-"""EAGLE, the algorithm extracted from the trained transformers (paper-facts §6, Algorithm 1).
+"""EAGLE, the algorithm extracted from the trained transformers (the paper's §4 and Algorithm 1).
 
 EAGLE estimates the Nyström completion D̂* = B A^† C of X = [[A, C], [B, D]] (A: d×n, B: d'×n,
 C: d×n', D: d'×n').  One UPDATE, in the paper's symbols, is::
@@ -51,14 +51,17 @@ Implementation notes
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import torch
 
-from .tasks import Blocks, check_finite, check_shapes
+from .._arrays import (Blocks, as_rng, check_batch, check_finite, check_shapes, int_in, is_number,
+                       machine_edges, positive, prepare, to_tensor)
+from .._arrays import out as _out
+from .update import combine, step
+from .update import update as _update
 
 __all__ = [
     "Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
@@ -165,160 +168,28 @@ def _times_pow2(x, k):
 
 
 # ----------------------------------------------------------------------------------------------
-# Validation and conversion
-
-
-class _IO(NamedTuple):
-    numpy: bool
-    compute: torch.dtype
-    out_torch: torch.dtype
-    out_numpy: object
-    device: torch.device
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
-def _positive(name: str, v) -> float:
-    if not _is_number(v) or not math.isfinite(float(v)) or float(v) <= 0:
-        raise ValueError(f"argument {name}={v!r} must be a finite number > 0")
-    return float(v)
-
-
-def _int_in(name: str, v, lo: int, hi: int | None = None) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
-        rng = f"{lo} <= {name} <= {hi}" if hi is not None else f"{name} >= {lo}"
-        raise ValueError(f"argument {name}={v!r} must be an integer with {rng}")
-    return int(v)
-
-
-def _to_tensor(name: str, x) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        t = x
-    else:
-        try:
-            a = np.asarray(x)
-        except Exception as e:  # ragged lists etc.
-            raise ValueError(f"argument {name} is not an array: {e}") from None
-        if a.dtype == object or a.dtype.kind not in "biuf":
-            raise ValueError(f"argument {name} must be a real numeric array, got dtype {a.dtype}")
-        t = torch.from_numpy(np.ascontiguousarray(a))
-    if t.is_complex():
-        raise ValueError(f"argument {name} must be real, got dtype {t.dtype}")
-    if t.ndim < 2:
-        raise ValueError(f"argument {name} must be a matrix (or a batch of matrices), got shape {tuple(t.shape)}")
-    if any(s == 0 for s in t.shape):
-        raise ValueError(f"argument {name} has an empty dimension, shape {tuple(t.shape)}")
-    return t
-
-
-def _prepare(named: dict, extra: dict | None = None) -> tuple[dict, _IO]:
-    """Convert the named inputs to torch on a common device and compute dtype.
-
-    ``extra`` inputs (e.g. ``reference``) are converted and checked too, but do not take part in
-    choosing the array type, dtype or device of the results.
-    """
-    any_torch = any(isinstance(x, torch.Tensor) for x in named.values())
-    ts = {k: _to_tensor(k, v) for k, v in named.items()}
-    devices = {t.device for k, t in ts.items() if isinstance(named[k], torch.Tensor)}
-    if len(devices) > 1:
-        raise ValueError(f"arguments {', '.join(named)} are on different devices: {sorted(map(str, devices))}")
-    device = devices.pop() if devices else torch.device("cpu")
-    floats = [t.dtype for t in ts.values() if t.is_floating_point()]
-    if floats:
-        out = floats[0]
-        for f in floats[1:]:
-            out = torch.promote_types(out, f)
-    else:
-        out = torch.get_default_dtype() if any_torch else torch.float64
-    compute = torch.float64 if out == torch.float64 else torch.float32
-    for k, t in ts.items():
-        check_finite(k, t)
-    ts = {k: t.to(device=device, dtype=compute) for k, t in ts.items()}
-    for k, v in (extra or {}).items():
-        t = _to_tensor(k, v)
-        check_finite(k, t)
-        ts[k] = t.to(device=device, dtype=torch.float64)
-    np_dtype = None if any_torch else torch.empty(0, dtype=out).numpy().dtype
-    return ts, _IO(not any_torch, compute, out, np_dtype, device)
-
-
-def _out(io: _IO, t: torch.Tensor):
-    if io.numpy:
-        return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
-    return t.to(io.out_torch)
-
-
-def _check_batch(ts: dict, ref: str) -> tuple[int, ...]:
-    batch = tuple(ts[ref].shape[:-2])
-    for k, t in ts.items():
-        if tuple(t.shape[:-2]) != batch:
-            raise ValueError(f"argument {k} has batch shape {tuple(t.shape[:-2])} but {ref} has {batch}")
-    return batch
+# Validation
 
 
 def _check_options(*, eta, gamma, rho, rho_scale, power_iters, rho_pool, max_iter, tol, atol):
-    _positive("eta", eta)
-    _positive("gamma", gamma)
+    positive("eta", eta)
+    positive("gamma", gamma)
     if not (callable(rho) or (isinstance(rho, str) and rho in _RHO_METHODS)):
         raise ValueError(f"argument rho={rho!r} must be one of {_RHO_METHODS} or a callable returning ‖Ã‖₂")
-    _positive("rho_scale", rho_scale)
-    _int_in("power_iters", power_iters, 1)
+    positive("rho_scale", rho_scale)
+    int_in("power_iters", power_iters, 1)
     if rho_pool not in _POOLS:
         raise ValueError(f"argument rho_pool={rho_pool!r} must be one of {_POOLS}")
     if max_iter is not None:
-        _int_in("max_iter", max_iter, 1)
+        int_in("max_iter", max_iter, 1)
     if tol is not None:
-        _positive("tol", tol)
-    if not _is_number(atol) or not math.isfinite(float(atol)) or atol < 0:
+        positive("tol", tol)
+    if not is_number(atol) or not math.isfinite(float(atol)) or atol < 0:
         raise ValueError(f"argument atol={atol!r} must be a finite number >= 0")
 
 
-def _rng(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0):
-        return np.random.default_rng(seed)
-    raise ValueError(f"argument seed={seed!r} must be a non-negative integer, None or a numpy Generator")
-
-
 # ----------------------------------------------------------------------------------------------
-# The torch core
-
-
-def _directions(At, Bt, C):
-    """Ã Ãᵀ Ã, B̃ Ãᵀ Ã, Ã Ãᵀ C, B̃ Ãᵀ C with the cheaper Gram matrix (d×d or r×r)."""
-    d, r = At.shape[-2:]
-    if d < r:
-        E, V = At @ At.mT, Bt @ At.mT
-        return E @ At, V @ At, E @ C, V @ C
-    K, P = At.mT @ At, At.mT @ C
-    return At @ K, Bt @ K, At @ P, Bt @ P
-
-
-def _update_core(A, B, C, D, step_ab, step_cd, *, cols=None, S=None, d_sign=1.0):
-    """UPDATE with effective steps ηρ (``step_ab``) and γρ (``step_cd``), broadcast over a batch.
-
-    ``d_sign`` (a number or a tensor) multiplies the D increment: the sign convention of
-    :func:`layerwise` and the 2^{k_A − k_B} factor of the rescaling.
-    """
-    if cols is not None:
-        At, Bt = A[..., cols], B[..., cols]
-    elif S is not None:
-        At, Bt = A @ S, B @ S
-    else:
-        At, Bt = A, B
-    dA, dB, dC, dD = _directions(At, Bt, C)
-    if cols is not None:
-        A2, B2 = A.clone(), B.clone()
-        A2[..., cols] = At - step_ab * dA
-        B2[..., cols] = Bt - step_ab * dB
-    elif S is not None:
-        A2, B2 = A - step_ab * (dA @ S.mT), B - step_ab * (dB @ S.mT)
-    else:
-        A2, B2 = A - step_ab * dA, B - step_ab * dB
-    return A2, B2, C - step_cd * dC, D + d_sign * (step_cd * dD)   # this order: d_sign may be huge
+# The torch loop (the UPDATE itself lives in .update)
 
 
 def _pool(x: torch.Tensor, pool: str) -> torch.Tensor:
@@ -400,7 +271,7 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
     ell = 0
     yield ell, As, Bs, C, D, list(kA), list(kB)
     while True:
-        As2, Bs2, Cs, Ds = [], [], [], []
+        As2, Bs2, dCs, dDs = [], [], [], []
         for mu in range(M):
             A, B = As[mu], Bs[mu]
             if o.rescale:
@@ -417,12 +288,14 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
             sigma = _pool(sigma * o.rho_scale, o.rho_pool)
             rho = torch.where(sigma > 0, 1.0 / torch.where(sigma > 0, sigma, torch.ones_like(sigma)) ** 2,
                               torch.zeros_like(sigma))
-            A2, B2, C2, D2 = _update_core(A, B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
-                                          d_sign=_pow2_factor(kA[mu] - kB[mu], dtype) if o.rescale else 1.0)
-            As2.append(A2), Bs2.append(B2), Cs.append(C2), Ds.append(D2)
+            A2, B2, dC, dD = step(A, B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
+                                  d_scale=_pow2_factor(kA[mu] - kB[mu], dtype) if o.rescale else 1.0)
+            As2.append(A2), Bs2.append(B2), dCs.append(dC), dDs.append(dD)
         As, Bs = As2, Bs2
-        C = Cs[0] if M == 1 else torch.stack(Cs).mean(0)   # averaging: summing diverges
-        D = Ds[0] if M == 1 else torch.stack(Ds).mean(0)
+        if M == 1:
+            C, D = C + dCs[0], D + dDs[0]
+        else:   # the centre averages the machines' C'^μ, D'^μ
+            C, D = combine(C, torch.stack(dCs, -3)), combine(D, torch.stack(dDs, -3))
         ell += 1
         yield ell, As, Bs, C, D, list(kA), list(kB)
 
@@ -434,7 +307,7 @@ def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gam
                    rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol)
     if sketch_kind not in _SKETCH_KINDS:
         raise ValueError(f"argument sketch_kind={sketch_kind!r} must be one of {_SKETCH_KINDS}")
-    rng = _rng(seed)
+    rng = as_rng(seed)
     aname, bname = names
     M = len(A_list)
     named = {}
@@ -444,9 +317,9 @@ def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gam
     named["C"] = C
     if D is not None:
         named["D"] = D
-    ts, io = _prepare(named, {"reference": reference} if reference is not None else None)
+    ts, io = prepare(named, {"reference": reference} if reference is not None else None)
     a0 = aname.format(0)
-    batch = _check_batch(ts, a0)
+    batch = check_batch(ts, a0)
     d = ts[a0].shape[-2]
     dp = ts[bname.format(0)].shape[-2]
     for mu in range(M):
@@ -467,7 +340,7 @@ def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gam
                          f"expected d'×n' = {(dp, n_prime)}")
     if sketch is not None:
         n = ts[a0].shape[-1]
-        _int_in("sketch", sketch, 1, n)
+        int_in("sketch", sketch, 1, n)
     As = [ts[aname.format(mu)] for mu in range(M)]
     Bs = [ts[bname.format(mu)] for mu in range(M)]
     Dt = ts["D"] if D is not None else torch.zeros(batch + (dp, n_prime), dtype=io.compute, device=io.device)
@@ -624,7 +497,7 @@ def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
     blocks = _as_list("A_blocks", A_blocks)
     Ps = []
     for mu, Am in enumerate(blocks):
-        a = _to_tensor(f"A_blocks[{mu}]", Am)
+        a = to_tensor(f"A_blocks[{mu}]", Am)
         if a.ndim != 2:
             raise ValueError(f"argument A_blocks[{mu}] must be a d×n_μ matrix, got shape {tuple(a.shape)}")
         check_finite(f"A_blocks[{mu}]", a)
@@ -641,12 +514,12 @@ def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
 
 
 def split_columns(A, B, machines: int) -> tuple[list, list]:
-    """Split the n columns of A and B into ``machines`` contiguous blocks (as ``tasks.feature_owner``)."""
+    """Split the n columns of A and B into ``machines`` contiguous blocks (the distributed layout of
+    ``eaglebook._arrays.machine_edges``, shared with the model and the task)."""
     n = A.shape[-1]
-    _int_in("machines", machines, 1, n)
+    edges = machine_edges(n, machines)
     if B.shape[-1] != n:
         raise ValueError(f"argument B has {B.shape[-1]} columns but A has {n}")
-    edges = np.linspace(0, n, machines + 1).round().astype(int)
     return ([A[..., a:b] for a, b in zip(edges[:-1], edges[1:])],
             [B[..., a:b] for a, b in zip(edges[:-1], edges[1:])])
 
@@ -703,11 +576,11 @@ def update(A, B, C, D, *, eta: float = 1 / 3, gamma: float = 1.0, S=None, rho=No
     selection).  ``rho``: None for ρ = ‖A S‖₂⁻² (0 when A S = 0), or a number / array broadcastable to
     the batch shape.  Batched and NumPy/torch like :func:`solve`.
     """
-    _positive("eta", eta)
-    _positive("gamma", gamma)
-    ts, io = _prepare({"A": A, "B": B, "C": C, "D": D})
+    positive("eta", eta)
+    positive("gamma", gamma)
+    ts, io = prepare({"A": A, "B": B, "C": C, "D": D})
     check_shapes(ts["A"], ts["B"], ts["C"], ts["D"])
-    _check_batch(ts, "A")
+    check_batch(ts, "A")
     n = ts["A"].shape[-1]
     cols = Smat = None
     if S is not None:
@@ -731,8 +604,8 @@ def update(A, B, C, D, *, eta: float = 1 / 3, gamma: float = 1.0, S=None, rho=No
                             dtype=io.compute, device=io.device)
         check_finite("rho", r)
         r = r.reshape(r.shape + (1, 1)) if r.ndim else r
-    out = _update_core(ts["A"], ts["B"], ts["C"], ts["D"], eta * r, gamma * r, cols=cols, S=Smat)
-    return Blocks(*(_out(io, x) for x in out))
+    new = _update(ts["A"], ts["B"], ts["C"], ts["D"], eta * r, gamma * r, cols=cols, S=Smat)
+    return Blocks(*(_out(io, x) for x in new))
 
 
 def layerwise(A, B, C, coeffs, *, D=None, readout: str = "eagle") -> list[Blocks]:
@@ -756,9 +629,9 @@ def layerwise(A, B, C, coeffs, *, D=None, readout: str = "eagle") -> list[Blocks
     named = {"A": A, "B": B, "C": C}
     if D is not None:
         named["D"] = D
-    ts, io = _prepare(named)
+    ts, io = prepare(named)
     d, n, dp, n_prime = check_shapes(ts["A"], ts["B"], ts["C"], ts.get("D"))
-    batch = _check_batch(ts, "A")
+    batch = check_batch(ts, "A")
     try:
         pairs = [tuple(p) for p in coeffs]
     except TypeError:
@@ -779,6 +652,6 @@ def layerwise(A, B, C, coeffs, *, D=None, readout: str = "eagle") -> list[Blocks
     sign = 1.0 if readout == "eagle" else -1.0
     out = [Blocks(*(_out(io, x) for x in (A_, B_, C_, D_)))]
     for c_ab, c_cd in steps:
-        A_, B_, C_, D_ = _update_core(A_, B_, C_, D_, -c_ab, -c_cd, d_sign=sign)
+        A_, B_, C_, D_ = _update(A_, B_, C_, D_, -c_ab, -c_cd, d_scale=sign)
         out.append(Blocks(*(_out(io, x) for x in (A_, B_, C_, D_))))
     return out

@@ -1,0 +1,129 @@
+"""Step 5 (the paper's Table 1): the extracted per-layer iteration and its fidelity to the transformer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .. import solver, tasks
+from ..config import TaskConfig
+from .._arrays import from_machines, to_machines
+from ..models import LinearTransformer
+from ..solver.update import combine, step, update
+from ._common import AsDict, check_model, check_task, as_batch, model64, mse_stats
+from .scalars import Alphas, alphas
+
+
+def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Alphas | None = None) -> list[torch.Tensor]:
+    """The extracted algorithm's iterates Ẑ_0..Ẑ_L (float64, common layout, raw-transformer D sign).
+
+    Every regime runs the one UPDATE of :mod:`eaglebook.solver.update` with the layer's coefficients.
+    unconstrained: :func:`eaglebook.solver.layerwise` with (c_AB, c_CD) = (ab, cd), ``readout="transformer"``.
+    sketched: the same with the layer's projector P_ℓ as the sketch.
+    distributed: every machine ν updates its own A^ν, B^ν with c_AB and its copies of C, D with
+    c_CD·A^ν A^νᵀ C^ν + a1·b·Σ_{μ≠ν} A^μ A^μᵀ C^μ (D likewise with B^μ); the common layout averages
+    the copies.  ``al`` defaults to :func:`alphas` of the model.
+    """
+    check_model(model)
+    check_task(task, model)
+    al = alphas(model) if al is None else al
+    Z = as_batch("Z0", Z0, task)
+    A, B, C, D = tasks.split(Z, task)
+    c_ab, c_cd = [float(c) for c in al.ab], [float(c) for c in al.cd]
+    if model.regime == "unconstrained":
+        its = solver.layerwise(A, B, C, list(zip(c_ab, c_cd)), D=D, readout="transformer")
+        return [tasks.assemble(*it) for it in its]
+    out = [Z.clone()]
+    if model.regime == "sketched":        # the layer's projector P_ℓ = S_ℓ S_ℓᵀ as the sketch
+        for l in range(model.L):
+            P = torch.from_numpy(np.asarray(al.P[l], dtype=np.float64))
+            A, B, C, D = update(A, B, C, D, -c_ab[l], -c_cd[l], S=P, d_scale=-1.0)
+            out.append(tasks.assemble(A, B, C, D))
+        return out
+    # distributed: machine μ updates its own A^μ, B^μ and sends its C, D directions; copy ν adds its own
+    # with weight c_CD and the others' with the "other" coefficient a1·b (the self/other projection)
+    M = model.machines
+    Am, Bm = to_machines(A, M), to_machines(B, M)                     # (batch, M, ·, n_μ)
+    Cm, Dm = (x[:, None].expand(x.shape[0], M, *x.shape[1:]) for x in (C, D))
+    for l in range(model.L):
+        Am, Bm, dC, dD = step(Am, Bm, Cm, Dm, -c_ab[l], 1.0, d_scale=-1.0)   # dC = −A Aᵀ C, dD = −B Aᵀ C
+        Cm = combine(Cm, dC, self_weight=-c_cd[l], other_weight=-float(al.cd_other[l]))
+        Dm = combine(Dm, dD, self_weight=-c_cd[l], other_weight=-float(al.cd_other[l]))
+        out.append(tasks.assemble(from_machines(Am), from_machines(Bm), Cm.mean(1), Dm.mean(1)))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Fidelity(AsDict):
+    """Table 1: per layer ℓ = 0..L (arrays of length L+1), batch statistics of
+    e_ℓ = ‖Z_ℓ − Ẑ_ℓ‖_F² / #entries(Z) between the transformer and the extracted algorithm.
+
+    ``mean`` (the paper's number), ``median``; ``block_mean``: dict 'A', 'B', 'C', 'D' → the batch mean
+    of that block's squared error divided by #entries(Z) (so the four add up to ``mean``);
+    ``relative_median``: median of ‖Z_ℓ − Ẑ_ℓ‖_F²/‖Z_ℓ‖_F²; ``prediction_mean``: mean squared error
+    between the two read-outs −D_ℓ (per entry of D).  ``gauge_relative``: dict 'A', 'AAt', 'BAt' → batch medians of the
+    relative errors ‖A_ℓ − Â_ℓ‖_F²/‖A_ℓ‖_F², ‖A_ℓA_ℓᵀ − Â_ℓÂ_ℓᵀ‖_F²/‖A_ℓA_ℓᵀ‖_F² and the same for
+    B_ℓA_ℓᵀ: the products are invariant to the gauge A → AQ, B → BQ (Q orthogonal), which leaves
+    every C/D update unchanged, so 'AAt' ≪ 'A' means the A-block mismatch is mostly gauge.  ``mse_model`` / ``mse_extracted``: not filled
+    here (None) unless ``X_clean`` is given: test MSE (mean, median) of both read-outs at layer L.
+    """
+    mean: np.ndarray
+    median: np.ndarray
+    block_mean: dict[str, np.ndarray]
+    relative_median: np.ndarray
+    prediction_mean: np.ndarray
+    gauge_relative: dict[str, np.ndarray]
+    mse_model: dict[str, float] | None = None
+    mse_extracted: dict[str, float] | None = None
+
+
+def fidelity(model: LinearTransformer, X_obs, task: TaskConfig, *, al: Alphas | None = None,
+             X_clean=None) -> Fidelity:
+    """Per-layer fidelity of the extracted algorithm to the transformer (Table 1), float64.
+
+    The transformer's activations (:meth:`LinearTransformer.activations`, common layout) are compared
+    with :func:`extracted_iterates` run on the same prompt (built from ``X_obs``) with the
+    coefficients read from the weights (``al``, default :func:`alphas`; pass the α's of a
+    :func:`quantized_model` to use quantised weights).  D blocks are compared raw (transformer sign).
+    """
+    check_model(model)
+    check_task(task, model)
+    Z0 = tasks.prompt(as_batch("X_obs", X_obs, task), task)
+    with torch.no_grad():
+        acts = model64(model).activations(Z0)
+    ext = extracted_iterates(model, Z0, task, al=al)
+    N = Z0.shape[-1] * Z0.shape[-2]
+    mean, med, rel, pred = [], [], [], []
+    blocks = {k: [] for k in "ABCD"}
+    gauge = {"A": [], "AAt": [], "BAt": []}
+
+    def relmed(x, ref):
+        den = ref.square().sum((-1, -2))
+        r = ((x - ref).square().sum((-1, -2)) / torch.where(den > 0, den, torch.ones_like(den))).numpy()
+        return float(np.median(np.where(np.isnan(r), np.inf, r)))
+
+    for Zt, Ze in zip(acts, ext):
+        At, Bt = tasks.split(Zt, task)[:2]
+        Ae, Be = tasks.split(Ze, task)[:2]
+        gauge["A"].append(relmed(Ae, At))
+        gauge["AAt"].append(relmed(Ae @ Ae.mT, At @ At.mT))
+        gauge["BAt"].append(relmed(Be @ Ae.mT, Bt @ At.mT))
+        E = (Zt - Ze).square()
+        per = E.sum((-1, -2)) / N
+        mean.append(float(per.mean()))
+        med.append(float(np.median(np.where(np.isnan(per.numpy()), np.inf, per.numpy()))))
+        den = Zt.square().sum((-1, -2))
+        rel.append(float(np.nanmedian((E.sum((-1, -2)) / torch.where(den > 0, den, torch.ones_like(den))).numpy())))
+        for k, blk in zip("ABCD", tasks.split(E, task)):
+            blocks[k].append(float((blk.sum((-1, -2)) / N).mean()))
+        pred.append(float(tasks.split(E, task).D.mean()))
+    extra = {}
+    if X_clean is not None:
+        Xc = as_batch("X_clean", X_clean, task)
+        d, n = task.d, task.n
+        extra["mse_model"] = {k: v for k, v in mse_stats(-acts[-1][:, d:, n:], Xc, task).items() if k != "per_sample"}
+        extra["mse_extracted"] = {k: v for k, v in mse_stats(-ext[-1][:, d:, n:], Xc, task).items() if k != "per_sample"}
+    return Fidelity(np.asarray(mean), np.asarray(med), {k: np.asarray(v) for k, v in blocks.items()},
+                    np.asarray(rel), np.asarray(pred), {k: np.asarray(v) for k, v in gauge.items()}, **extra)
