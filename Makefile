@@ -23,6 +23,7 @@ $(STAMP): requirements.txt pyproject.toml .jupyter/lab/settings/overrides.json
 	touch $(STAMP)
 
 book: $(STAMP)
+	$(BIN)/python -m eaglebook.variants
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "== open _build/html/index.html =="
 

@@ -57,6 +57,9 @@ def test_chapter_executes(label, params, tmp_path, chapter_times):
 def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     env = dict(os.environ, EAGLEBOOK_PROFILE="ci")
     t0 = time.perf_counter()
+    v = subprocess.run([sys.executable, "-m", "eaglebook.variants"], cwd=REPO, env=env, capture_output=True,
+                       text=True, timeout=3600)   # the README's `make book` runs this step first
+    assert v.returncode == 0, (v.stdout + v.stderr)[-5000:]
     r = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO), "-W", "-n",
                         "--keep-going", "--path-output", str(tmp_path)],
                        cwd=REPO, env=env, capture_output=True, text=True, timeout=3600)
@@ -64,7 +67,12 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     html = tmp_path / "_build" / "html"
     assert (html / "index.html").exists()
-    for name in DOCS:
+    for name in report.toc_chapters(generated=True):
         assert (html / "book" / f"{name}.html").exists(), name
+    scorecard = (html / "book" / "index.html").read_text()
+    for regime in ("unconstrained", "distributed", "sketched"):   # every regime's chapter-4 rows
+        assert f"C4_{regime}_eta" in scorecard, regime
+    sketched = (html / "book" / "_regimes" / "04_extract-sketched.html").read_text()
+    assert "fig-extract-sketch-sketched" in sketched and "<img" in sketched
     page = (html / "book" / "01_task.html").read_text()
     assert "fig-task-blocks" in page and "<img" in page  # figures rendered

@@ -7,6 +7,8 @@ from dataclasses import replace
 
 import pytest
 
+import eaglebook
+
 from eaglebook import cache, config, report
 
 
@@ -47,7 +49,8 @@ def test_seed_validation(bad):
 
 
 def test_configs_are_frozen():
-    with pytest.raises(Exception):
+    import dataclasses
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.get("ci").train.steps = 3
 
 
@@ -134,8 +137,18 @@ def claims(tmp_path, monkeypatch):
     monkeypatch.setenv(report.CLAIMS_ENV, str(tmp_path / "claims"))
 
 
+def ledger(chapter="99_x", profile="ci", **kw):
+    """A ledger with the provenance a chapter gives it (chapter.start)."""
+    params = kw.pop("parameters", {"seed": 0})
+    return report.Ledger(chapter, profile, provenance=report.provenance(chapter, profile, params), **kw)
+
+
+def compare(led, key, ours, **kw):
+    return led.record(led.declare(key, **{"what": "w", **kw}), ours)
+
+
 def test_check_asserts_and_records(claims):
-    led = report.Ledger("99_x", "ci")
+    led = ledger()
     assert led.check("k", 0.5, upper=1.0, what="w") == 0.5
     with pytest.raises(AssertionError, match="k2"):
         led.check("k2", 2.0, upper=1.0, what="w")
@@ -146,8 +159,8 @@ def test_check_asserts_and_records(claims):
 
 
 def test_check_needs_a_bound(claims):
-    with pytest.raises(ValueError):
-        report.Ledger("99_x", "ci").check("k", 1.0)
+    with pytest.raises(ValueError, match="bound"):
+        ledger().check("k", 1.0)
 
 
 @pytest.mark.parametrize("crit, ours, paper, verdict", [
@@ -162,18 +175,69 @@ def test_check_needs_a_bound(claims):
     (report.in_range(10, 50, partly=2), 200, None, "not reproduced"),
 ])
 def test_comparison_verdicts_never_raise(claims, crit, ours, paper, verdict):
-    led = report.Ledger("99_x", "ci")
-    assert led.compare("c", ours, paper=paper, criterion=crit, what="w") == verdict
+    assert compare(ledger(), "c", ours, paper=paper, criterion=crit) == verdict
+
+
+def test_a_comparison_must_be_declared_before_its_value(claims):
+    led = ledger()
+    with pytest.raises(ValueError, match="not declared"):
+        led.record("c", 1.0)
+    d = led.declare("c", what="w", criterion=report.at_most(1))
+    led.record(d, 0.5)
+    with pytest.raises(ValueError, match="declare it before"):
+        led.declare("c", what="w", criterion=report.at_most(1))
+    with pytest.raises(ValueError, match="declared"):
+        led.declare("c2", what="w", criterion=report.at_most(1), declared="whenever")
+
+
+def test_outlier_dominated_statistics_get_no_verdict_unless_the_paper_uses_them(claims):
+    led = ledger()
+    assert compare(led, "mean_ratio", 1e-17, criterion=report.in_range(0.5, 2), robust=False) == report.NOT_JUDGED
+    assert compare(led, "paper_mean", 1e-4, criterion=report.at_most(6e-4), robust=False, judge=True) == "reproduced"
+    after = report.after_run("v0.2.0, 2026-12-01")
+    compare(led, "median_ratio", 1.1, criterion=report.in_range(0.5, 2), declared=after)
+    md = report.comparisons_table(report.load_ledgers("ci"))
+    assert "*not judged* (outlier-dominated)" in md and "*reproduced* (outlier-dominated)" in md
+    assert "after the run (v0.2.0, 2026-12-01)" in md and "| in advance |" in md
+    assert report.verdict_counts(report.load_ledgers("ci")) == {"reproduced": 2, "partly": 0, "not reproduced": 0,
+                                                                "not judged": 1}
 
 
 def test_scorecard_tables(claims):
-    led = report.Ledger("01_a", "ci", title="One")
-    led.compare("c1", 2e-3, paper=1e-3, criterion=report.within_factor(3), what="MSE | final")
+    led = ledger("01_a", title="One")
+    compare(led, "c1", 2e-3, paper=1e-3, criterion=report.within_factor(3), what="MSE | final")
     led.check("k1", 1.0, lower=0.0, what="x")
     md = report.comparisons_table(report.load_ledgers("ci"), link=True)
-    assert "[One](01_a.md)" in md and "**reproduced**" in md and "MSE \\| final" in md
+    assert "**reproduced**" in md and "MSE \\| final" in md
     assert "| yes |" in report.checks_table(report.load_ledgers("ci"))
-    assert "no paper comparison" in report.comparisons_table([])
+    assert "No paper comparison" in report.comparisons_table([])
+
+
+def test_ledgers_record_provenance(claims):
+    led = ledger(parameters={"seed": 0, "regime": "sketched"})
+    led.uses("train", config.get("ci").training("sketched", seed=0))
+    p = report.load_ledgers("ci")[0].provenance
+    assert p["version"] == eaglebook.__version__ and p["profile"] == "ci" and p["code"] == report.code_hash()
+    assert p["parameters"] == {"seed": 0, "regime": "sketched"} and len(p["models"]["train"]) == 16
+    assert p["commit"] and p["date"][:2] == "20"
+
+
+def test_stale_and_foreign_ledgers_are_left_out_and_reported(claims):
+    compare(ledger("01_a"), "fresh", 1.0, criterion=report.at_most(2))
+    compare(ledger("02_b", parameters={"seed": 3}), "one_off", 1.0, criterion=report.at_most(2))
+    old = ledger("03_c")
+    compare(old, "old", 1.0, criterion=report.at_most(2))
+    old.provenance["code"] = "0123456789ab"
+    old.save()
+    legacy = report.Ledger("04_d", "ci")         # written by code that recorded no provenance
+    legacy.comparisons["legacy"] = {}
+    legacy.save()
+    ignored = []
+    kept = report.load_ledgers("ci", ignored=ignored)
+    assert [led.chapter for led in kept] == ["01_a"]
+    reasons = dict(ignored)
+    assert "non-default parameters" in reasons["02_b.json"] and "package source" in reasons["03_c.json"]
+    assert "no provenance" in reasons["04_d.json"]
 
 
 def test_toc_chapters_in_order():
@@ -182,11 +246,11 @@ def test_toc_chapters_in_order():
 
 
 def test_variants_keep_their_own_files_and_duplicate_keys_show_once(claims):
-    a = report.Ledger("03_t", "ci", variant="sketched")
-    a.compare("c_shared", 1.0, paper=1.0, criterion=report.within_factor(2), what="w")
-    a.compare("c_sk", 1.0, paper=1.0, criterion=report.within_factor(2), what="w")
-    b = report.Ledger("03_t", "ci", variant="unconstrained")
-    b.compare("c_shared", 5.0, paper=1.0, criterion=report.within_factor(2), what="w")
+    a = ledger("03_t", variant="sketched")
+    compare(a, "c_shared", 1.0, paper=1.0, criterion=report.within_factor(2))
+    compare(a, "c_sk", 1.0, paper=1.0, criterion=report.within_factor(2))
+    b = ledger("03_t", variant="unconstrained")
+    compare(b, "c_shared", 5.0, paper=1.0, criterion=report.within_factor(2))
     leds = report.load_ledgers("ci", ["03_t"])
     assert {led.variant for led in leds} == {"sketched", "unconstrained"}
     md = report.comparisons_table(leds)

@@ -12,7 +12,7 @@ The names are imported lazily, so that tools which only need a submodule (paperm
 plugin) do not pay for importing torch.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _SOLVER = ("solve", "solve_distributed", "iterate", "layerwise", "update", "Result", "Iterate",
           "split_columns", "diversity_index")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import config, plotting
-from .report import Ledger
+from .report import Ledger, provenance
 
 
 @dataclass
@@ -43,10 +43,13 @@ def start(name: str, *, title: str, profile: str | None, seed: int, regime: str 
     if regime is not None:
         regime = config.regime_name(regime)
     plotting.use_style()
-    try:  # one thread per process: the matrices are tiny, and 2 threads on a busy core spin (probes.md)
+    try:  # one thread per process: the matrices are tiny, and 2 threads on a busy core spin
         import torch
         torch.set_num_threads(int(os.environ.get("EAGLEBOOK_THREADS", "1")))
     except ImportError:
         pass
-    return Chapter(name=name, profile=prof, seed=seed, regime=regime,
-                   ledger=Ledger(chapter=name, profile=prof.name, title=title, variant=regime or ""))
+    params = {"seed": seed} | ({"regime": regime} if regime is not None else {})
+    ledger = Ledger(chapter=name, profile=prof.name, title=title, variant=regime or "",
+                    provenance=provenance(name, prof.name, params))
+    ledger.save()   # a rerun replaces the previous ledger at once, so no stale row survives a failed run
+    return Chapter(name=name, profile=prof, seed=seed, regime=regime, ledger=ledger)

@@ -1,7 +1,7 @@
 """Profiles and configurations: frozen dataclasses, validated on construction.
 
 A *profile* names a whole experimental budget: ``paper`` follows the paper's recipe
-(paper-facts §4), ``ci`` is small and quick so that the test suite can execute every chapter.
+(the paper's App. B.2), ``ci`` is small and quick so that the test suite can execute every chapter.
 Chapters take ``profile = None`` as a papermill parameter; :func:`resolve_profile` then reads the
 ``EAGLEBOOK_PROFILE`` environment variable and falls back to ``paper``.  An explicit value wins.
 
@@ -55,10 +55,10 @@ def resolve_profile(profile: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class TaskConfig:
-    """The paper's training distribution (paper-facts §4).
+    """The paper's training distribution.
 
     X = R1 R2ᵀ/√s with rows of R1 (d+d' × s) and R2 (n+n' × s) drawn from N(0, Σ), Σ_ii = alpha**i,
-    i = 1..s (the literal reading; §11 item 5).  ``noise_var`` is the variance σ² of i.i.d. Gaussian
+    i = 1..s (the literal reading; the book's reading notes).  ``noise_var`` is the variance σ² of i.i.d. Gaussian
     noise added to every entry of X (0 or 1e-2 in the paper).
     """
 
@@ -83,14 +83,14 @@ class TaskConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The attention-only linear transformer (paper-facts §3)."""
+    """The attention-only linear transformer (the paper's App. B; the book's chapter 2)."""
 
     regime: str = "unconstrained"
     layers: int = 4
     heads: int = 1          # unconstrained only; sketched has 1 head, distributed one head per machine
     r: int = 5              # sketched: rank of W_Q, W_K
     machines: int = 3       # distributed: number of machines M
-    init_std: float = 0.02  # paper-facts §11 item 6 (the paper gives no initialisation)
+    init_std: float = 0.02  # the paper gives no initialisation (the book's reading notes)
 
     def __post_init__(self):
         object.__setattr__(self, "regime", REGIME_ALIASES.get(self.regime, self.regime))

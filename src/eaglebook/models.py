@@ -1,15 +1,15 @@
-"""The attention-only linear transformer of the paper (paper-facts §2, §3), in its three regimes.
+"""The attention-only linear transformer of the paper (the paper's App. B), in its three regimes.
 
 One layer is
 
     Z_{ℓ+1} = Z_ℓ + Σ_h ((Z W_Q^h)(Z W_K^h)ᵀ ⊙ M) Z W_V^h (W_P^h)ᵀ
 
 with no softmax, MLP, LayerNorm or 1/√k scaling.  ``Z`` is ``(batch, d+d', features)``: the tokens
-are the d+d' *rows* of X = [[A, C], [B, D]], the features its columns (paper-facts §2.2, §11 item 2).
+are the d+d' *rows* of X = [[A, C], [B, D]], the features its columns (the book's reading notes: token orientation).
 ``M = tasks.token_mask`` lets every token read the first d tokens only.
 
 How it is computed (the same algebra, reassociated for speed; the unit tests check it against the
-definition and against the §5.5 update):
+definition and against the update of the book's eq. for hand-set diagonal weights):
 
 * The mask keeps exactly the keys 0..d-1 for every query, so ``(Q Kᵀ ⊙ M) V = Q K_{:d}ᵀ V_{:d}``: keys
   and values are *sliced* to the first d tokens instead of multiplied by M.
@@ -29,7 +29,7 @@ Regimes (``model_cfg.regime``; config maps ``centralized``/``compute-limited`` t
     One head; W_Q, W_K are (n+n') × r (r = ``model_cfg.r``), W_V, W_P are (n+n') × (r+n').
     Parameter shapes ``(L, 1, n+n', r)`` and ``(L, 1, n+n', r+n')``.
 ``distributed``
-    M = ``model_cfg.machines`` machines, one head per machine (paper-facts §3.2, §11 item 3).  The n
+    M = ``model_cfg.machines`` machines, one head per machine (the paper's Fig. 2 and App. B.4; the book's reading notes).  The n
     data columns are split contiguously with :func:`tasks.feature_owner`; **M must divide n** (weights
     are shared across machines, which needs equal blocks; otherwise a ``ValueError`` is raised).  With
     n_μ = n/M and F_μ = n_μ + n', machine μ holds the block [[A^μ, C], [B^μ, D]] (its n_μ data
@@ -45,7 +45,7 @@ Regimes (``model_cfg.regime``; config maps ``centralized``/``compute-limited`` t
     default the common (d+d') × (n+n') layout (each A^μ, B^μ put back in its columns, C and D
     averaged over the machines); ``raw=True`` returns the model's own layout.
 
-Read-out (paper-facts §2.4, §11 item 1): the prediction is **−D_L**, the von Oswald convention.  With
+Read-out (the read-out sign: the book's reading notes): the prediction is **−D_L**, the von Oswald convention.  With
 W_QK = diag(a₁I, 0), W_VP = diag(a₂I, a₃I) one layer adds a₁a₃·B Aᵀ C to D and a₁a₃·A Aᵀ C to C, so
 the iteration converges (a₁a₃ < 0) to D_L → −B A^† C.
 
@@ -261,7 +261,7 @@ class LinearTransformer(nn.Module):
           or a length-r sequence of column indices meaning a column selection).  Default: the first r
           coordinates.  Requires r <= n for index sketches.
         * distributed: shared block W_QK = diag(a₁I_{n_μ}, 0), self part W_VP = diag(a₂I, a₃I) and other
-          part diag(0, b I) with b = ``other[ℓ]`` (default b = a₃, the paper's "same factor", §5.3).
+          part diag(0, b I) with b = ``other[ℓ]`` (default b = a₃, the paper's "same factor").
           Machine ν's copies of C, D then receive a₁a₃ A^ν A^νᵀ C + a₁b Σ_{μ≠ν} A^μ A^μᵀ C (and the
           same with B^μ for D); with b = a₃ this is a₁a₃ Σ_μ (...) on every machine.  Pass a₃/M (and
           b = a₃/M) for Algorithm 1's average.
@@ -441,7 +441,7 @@ def _attention(Z: torch.Tensor, wq: torch.Tensor, d: int, q0: int) -> torch.Tens
 
 
 def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, S=None):
-    """One step of the §3.1 update with hand-set diagonal weights (the reference the tests compare a
+    """One step of the layer update with hand-set diagonal weights (the reference the tests compare a
     hand-set layer with), written through the package's one UPDATE (:mod:`eaglebook.solver.update`).
 
     A' = A + a₁a₂ A P Aᵀ A P,  B' = B + a₁a₂ B P Aᵀ A P,  C' = C + a₁a₃ A P Aᵀ C,  D' = D + a₁a₃ B P Aᵀ C

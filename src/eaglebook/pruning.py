@@ -1,4 +1,4 @@
-"""Head pruning of the unconstrained model, 8 heads → 1 (paper §3, §B.5: "little change in test MSE").
+"""Head pruning of the unconstrained model, 8 heads → 1 (the paper's App. B.5: "little change in test MSE").
 
 The paper prunes heads "while validation loss is monitored" and reports no number.  A probe of ours found
 that dropping heads *without* fine-tuning destroys the model (the heads share the work, and the sum of

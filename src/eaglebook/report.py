@@ -1,9 +1,19 @@
-"""The claims ledger: two kinds of numbers, kept apart (house style §2.5).
+"""The claims ledger: two kinds of numbers, kept apart .
 
 - A **check** is a property our code must have (the Nyström completion is exact on noiseless data, a
   trained model beats predicting zero).  It asserts: a failure fails the chapter, and so the build.
-- A **paper comparison** puts our value beside the paper's with a verdict by a :class:`Criterion`
-  declared *before* the run.  It is recorded and shown on the scorecard; it never fails the build.
+- A **paper comparison** puts our value beside the paper's with a verdict by a :class:`Criterion`.
+  A chapter first *declares* it (:meth:`Ledger.declare`: the statistic, the criterion, whether it was
+  declared in advance or added after seeing a result, and why the statistic is or is not robust to the
+  heavy tail of the task distribution), in a cell before the one that computes the value, and the prose
+  quotes the glued criterion text; then :meth:`Ledger.record` gives the verdict.  A comparison never
+  fails the build.  A statistic dominated by a few diverging prompts (a mean, or a ratio of means) is
+  recorded but not judged: its verdict would flip from one machine to the next.
+
+Every ledger carries its **provenance** (package version, git commit, a hash of the package source and
+of the chapter source, profile, parameters, date, and the config hash of every cached model it used), and
+the scorecard shows only ledgers of the current code, chapter source, profile and default parameters;
+:func:`load_ledgers` reports the others as ignored, with the reason.
 
 Every value is glued (``myst_nb.glue``) as a plain ``float`` under its key, so the prose quotes it with
 ``{glue:text}`\\`key:.2e\\```; bounds and paper values are glued as ``key_bound`` and ``key_paper``.
@@ -13,10 +23,13 @@ Each chapter's ledger is written as JSON to ``<repo>/_build/claims/<profile>/<ch
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import numbers
 import os
+import subprocess
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,9 +114,78 @@ def claims_dir(profile: str) -> Path:
     return repo / "_build" / "claims" / profile
 
 
+ADVANCE = "in advance"
+
+
+def after_run(when: str) -> str:
+    """The ``declared`` value of a statistic or criterion added after seeing a result (``when``: date/version)."""
+    return f"after the run ({when})"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A paper comparison as declared *before* its value is computed (see :meth:`Ledger.declare`)."""
+
+    key: str
+    what: str
+    criterion: Criterion
+    paper: float | None = None
+    paper_text: str | None = None
+    declared: str = ADVANCE
+    robust: bool = True
+    robustness: str = ""
+    judge: bool = True
+    note: str = ""
+
+
+NOT_JUDGED = "not judged"
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
+def code_hash() -> str:
+    """Hash of the installed package's Python source (every ``*.py`` under ``eaglebook/``, by content)."""
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(str(f.relative_to(pkg)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
+def chapter_hash(chapter: str) -> str | None:
+    """Hash of ``book/<chapter>.md`` (None outside a repository)."""
+    repo = repo_root()
+    f = repo / "book" / f"{chapter}.md" if repo else None
+    return _sha(f.read_bytes()) if f is not None and f.is_file() else None
+
+
+def git_commit() -> str:
+    """The repository's HEAD commit (short), with ``-dirty`` when tracked files differ from it; ``unknown``
+    outside a git checkout."""
+    repo = repo_root()
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=repo, capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
+                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError, TypeError):
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
+
+
+def provenance(chapter: str, profile: str, parameters: dict | None = None) -> dict:
+    """What a ledger records about the code and the run that produced it."""
+    from . import __version__
+    return dict(version=__version__, commit=git_commit(), code=code_hash(), chapter_source=chapter_hash(chapter),
+                profile=profile, parameters=dict(parameters or {}), date=time.strftime("%Y-%m-%d %H:%M:%S"),
+                models={})
+
+
 @dataclass
 class Ledger:
-    """One chapter's claims.  Create it early in the chapter; call :meth:`save` at the end."""
+    """One chapter's claims.  Create it early in the chapter (``chapter.start`` does); it saves itself."""
 
     chapter: str
     profile: str
@@ -111,6 +193,14 @@ class Ledger:
     variant: str = ""   # e.g. the regime of a parameterised chapter: each variant keeps its own file
     checks: dict = field(default_factory=dict)
     comparisons: dict = field(default_factory=dict)
+    declared: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+
+    def uses(self, name: str, cfg: Any) -> None:
+        """Record that this chapter used the cached result of ``cfg`` (its config hash) under ``name``."""
+        from .cache import config_hash
+        self.provenance.setdefault("models", {})[name] = config_hash(cfg)
+        self.save()
 
     def check(self, key: str, value: float, *, lower: float | None = None, upper: float | None = None,
               what: str = "") -> float:
@@ -126,25 +216,54 @@ class Ledger:
         assert ok, f"check {key} ({what}) failed: {v:.4g} not in [{lower}, {upper}]"
         return v
 
-    def compare(self, key: str, ours: float, *, paper: float | None, criterion: Criterion, what: str,
-                paper_text: str | None = None, note: str = "") -> str:
-        """Record a paper comparison and its verdict (never raises on a mismatch); glue the numbers."""
+    def declare(self, key: str, *, what: str, criterion: Criterion, paper: float | None = None,
+                paper_text: str | None = None, declared: str = ADVANCE, robust: bool = True,
+                robustness: str = "", judge: bool | None = None, note: str = "") -> Comparison:
+        """Declare a paper comparison before its value exists; glue ``key_criterion`` (the criterion's text)
+        and ``key_declared``.  ``robust=False`` marks a statistic dominated by a few diverging prompts;
+        ``robustness`` says why the statistic is (not) robust.  ``judge`` (default: ``robust``) says
+        whether it gets a verdict: a non-robust statistic gets one only where it is the paper's own
+        (``judge=True``), and the scorecard flags that verdict as outlier-dominated."""
+        if not isinstance(criterion, Criterion):
+            raise ValueError(f"argument criterion must be a report.Criterion, got {type(criterion).__name__}")
+        if not (declared == ADVANCE or declared.startswith("after the run (")):
+            raise ValueError(f"argument declared={declared!r} must be report.ADVANCE or report.after_run(...)")
+        if key in self.comparisons:
+            raise ValueError(f"comparison {key!r} already has a value: declare it before computing it")
+        c = Comparison(key, what, criterion, paper, paper_text, declared, bool(robust), robustness,
+                       bool(robust) if judge is None else bool(judge), note)
+        self.declared[key] = asdict(c)
+        glue(f"{key}_criterion", criterion.text)
+        glue(f"{key}_declared", declared)
+        return c
+
+    def record(self, comparison: Comparison | str, ours: float) -> str:
+        """The value of a declared comparison and its verdict (never raises on a mismatch); glue the numbers."""
+        key = comparison.key if isinstance(comparison, Comparison) else comparison
+        if key not in self.declared:
+            raise ValueError(f"comparison {key!r} was not declared: call Ledger.declare before computing it")
+        c = self.declared[key]
+        crit = Criterion(**c["criterion"])
         v = float(ours)
-        verdict = criterion.verdict(v, paper)
-        self.comparisons[key] = dict(what=what, ours=v, paper=paper, paper_text=paper_text,
-                                     criterion=criterion.text, verdict=verdict, note=note)
+        verdict = crit.verdict(v, c["paper"]) if c["judge"] else NOT_JUDGED
+        self.comparisons[key] = dict(what=c["what"], ours=v, paper=c["paper"], paper_text=c["paper_text"],
+                                     criterion=crit.text, verdict=verdict, declared=c["declared"],
+                                     robust=c["robust"], robustness=c["robustness"], note=c["note"])
         glue(key, v)
-        if paper is not None:
-            glue(f"{key}_paper", float(paper))
+        if c["paper"] is not None:
+            glue(f"{key}_paper", float(c["paper"]))
         glue(f"{key}_verdict", verdict)
         self.save()
         return verdict
 
+    def path(self) -> Path:
+        d = claims_dir(self.profile)
+        return d / (f"{self.chapter}--{self.variant}.json" if self.variant else f"{self.chapter}.json")
+
     def save(self) -> Path:
         """Write the ledger as JSON (atomically); returns the path."""
-        d = claims_dir(self.profile)
-        d.mkdir(parents=True, exist_ok=True)
-        path = d / (f"{self.chapter}--{self.variant}.json" if self.variant else f"{self.chapter}.json")
+        path = self.path()
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(asdict(self), indent=2, default=str))
         os.replace(tmp, path)
@@ -155,14 +274,50 @@ class Ledger:
         return comparisons_table([self])
 
 
-def load_ledgers(profile: str, chapters: list[str] | None = None) -> list[Ledger]:
-    """The saved ledgers of ``profile`` (in ``chapters`` order when given, else by file name); a chapter's
-    variants (``<chapter>--<variant>.json``) follow its main file."""
+#: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
+BOOK_PARAMETERS = {"seed": 0}
+
+
+def stale_reason(led: Ledger, profile: str) -> str | None:
+    """Why ``led`` may not go on the current scorecard (None when it may)."""
+    prov = led.provenance or {}
+    if not prov:
+        return "no provenance (written by older code)"
+    if prov.get("profile") != profile or led.profile != profile:
+        return f"profile {prov.get('profile')!r}, not {profile!r}"
+    if prov.get("code") != code_hash():
+        return f"package source {prov.get('code')} differs from the current {code_hash()}"
+    if prov.get("chapter_source") != chapter_hash(led.chapter):
+        return "the chapter's source changed since it ran"
+    params = prov.get("parameters", {})
+    odd = {k: params[k] for k in BOOK_PARAMETERS if k in params and params[k] != BOOK_PARAMETERS[k]}
+    if odd:
+        return f"run with non-default parameters {odd}"
+    return None
+
+
+def load_ledgers(profile: str, chapters: list[str] | None = None, *, ignored: list | None = None) -> list[Ledger]:
+    """The saved ledgers of ``profile`` from the current code (in ``chapters`` order when given, else by
+    file name; a chapter's variants ``<chapter>--<variant>.json`` follow its main file).  A stale or
+    foreign ledger is left out; pass a list as ``ignored`` to receive ``(file name, reason)`` pairs."""
     d = claims_dir(profile)
     files = sorted(d.glob("*.json")) if d.is_dir() else []
     if chapters:
         files = [f for c in chapters for f in files if f.stem == c or f.stem.startswith(f"{c}--")]
-    return [Ledger(**json.loads(f.read_text())) for f in files]
+    out = []
+    for f in files:
+        try:
+            led = Ledger(**json.loads(f.read_text()))
+        except (ValueError, TypeError) as e:
+            reason = f"unreadable ({e.__class__.__name__})"
+        else:
+            reason = stale_reason(led, profile)
+            if reason is None:
+                out.append(led)
+                continue
+        if ignored is not None:
+            ignored.append((f.name, reason))
+    return out
 
 
 def _cell(text: str) -> str:
@@ -178,28 +333,61 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def comparisons_table(ledgers: list[Ledger], *, link: bool = False) -> str:
-    """The scorecard: claim, paper value, our value, criterion, verdict, chapter."""
-    rows = ["| claim | paper | ours | criterion (declared before the run) | verdict | chapter |",
-            "|---|---|---|---|---|---|"]
-    latest = {key: id(led) for led in ledgers for key in led.comparisons}  # a key recorded twice: the last wins
+def _latest(ledgers: list[Ledger], attr: str) -> dict:
+    """key → id of the last ledger that recorded it (a key recorded twice: the last wins)."""
+    return {key: id(led) for led in ledgers for key in getattr(led, attr)}
+
+
+def verdict_counts(ledgers: list[Ledger]) -> dict[str, int]:
+    """How many comparisons have each verdict (``reproduced``, ``partly``, ``not reproduced``, ``not judged``)."""
+    latest = _latest(ledgers, "comparisons")
+    counts = dict.fromkeys((*VERDICTS, NOT_JUDGED), 0)
     for led in ledgers:
-        ch = f"[{led.title or led.chapter}]({led.chapter}.md)" if link else (led.title or led.chapter)
+        for key, c in led.comparisons.items():
+            if latest[key] == id(led):
+                counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    return counts
+
+
+def _provenance_line(led: Ledger) -> str:
+    p = led.provenance or {}
+    models = len(p.get("models", {}))
+    return (f"profile `{p.get('profile')}` · eaglebook {p.get('version')} · commit `{p.get('commit')}` · "
+            f"source `{p.get('code')}` · run {p.get('date')}" + (f" · {models} cached model(s)" if models else ""))
+
+
+def comparisons_table(ledgers: list[Ledger], *, link: bool = False, provenance: bool = False) -> str:
+    """The scorecard grouped by chapter: claim, paper, ours, criterion, verdict, when it was declared.
+
+    ``provenance=True`` puts each chapter's provenance line (code, profile, date) above its table."""
+    latest = _latest(ledgers, "comparisons")
+    parts = []
+    for led in ledgers:
+        rows = ["| claim | paper | ours | criterion | verdict | declared |", "|---|---|---|---|---|---|"]
         for key, c in led.comparisons.items():
             if latest[key] != id(led):
                 continue
             paper = c["paper_text"] or _fmt(c["paper"])
+            verdict = f"**{c['verdict']}**" if c.get("robust", True) else f"*{c['verdict']}* (outlier-dominated)"
             rows.append(f"| {_cell(c['what'])} (`{key}`) | {_cell(paper)} | {_fmt(c['ours'])} | {_cell(c['criterion'])} | "
-                        f"**{c['verdict']}** | {ch} |")
-    if len(rows) == 2:
-        rows.append("| *no paper comparison recorded yet for this profile* | | | | | |")
-    return "\n".join(rows)
+                        f"{verdict} | {_cell(c.get('declared', ADVANCE))} |")
+        if len(rows) == 2:
+            continue
+        name = led.title or led.chapter
+        head = f"[{name}]({led.chapter}.md)" if link and not led.variant else name
+        if len(ledgers) > 1:
+            rows.insert(0, f"**{head}**" + (f" ({led.variant})" if led.variant and led.variant not in name else "")
+                        + (f"<br>{_provenance_line(led)}" if provenance else "") + "\n")
+        parts.append("\n".join(rows))
+    if not parts:
+        return "*No paper comparison recorded yet for this profile and code.*"
+    return "\n\n".join(parts)
 
 
 def checks_table(ledgers: list[Ledger]) -> str:
     """Every check: value, bound, pass/fail."""
     rows = ["| check | value | bound | holds | chapter |", "|---|---|---|---|---|"]
-    latest = {key: id(led) for led in ledgers for key in led.checks}
+    latest = _latest(ledgers, "checks")
     for led in ledgers:
         for key, c in led.checks.items():
             if latest[key] != id(led):
@@ -213,8 +401,9 @@ def checks_table(ledgers: list[Ledger]) -> str:
     return "\n".join(rows)
 
 
-def toc_chapters() -> list[str]:
-    """The book's documents in ``_toc.yml`` order, as names relative to ``book/`` (e.g. ``01_task``)."""
+def toc_chapters(*, generated: bool = False) -> list[str]:
+    """The book's documents in ``_toc.yml`` order, as names relative to ``book/`` (e.g. ``01_task``);
+    ``generated=True`` includes the generated chapter variants (``_regimes/04_extract-sketched``)."""
     import yaml
 
     repo = repo_root()
@@ -231,4 +420,5 @@ def toc_chapters() -> list[str]:
                 walk(child)
 
     walk(toc)
-    return [f.split("/", 1)[1] if f.startswith("book/") else f for f in files]
+    docs = [f.split("/", 1)[1] if f.startswith("book/") else f for f in files]
+    return docs if generated else [d for d in docs if (repo / "book" / f"{d}.md").is_file()]

@@ -1,4 +1,4 @@
-"""The masked-block completion task (paper-facts §1, §2, §4).
+"""The masked-block completion task (the paper's problem set-up and App. B).
 
 X = [[A, C], [B, D]] with A (d×n), C (d×n'), B (d'×n), D (d'×n').  D is hidden; the target is the
 Nyström completion D̂* = B A^† C = B Aᵀ(AAᵀ)^† C.  Tokens are the d+d' *rows* of X, features its n+n'
@@ -50,7 +50,7 @@ def prompt(X, task: TaskConfig):
 
 
 def _sigma_sqrt(task: TaskConfig, dtype, device) -> torch.Tensor:
-    i = torch.arange(1, task.s + 1, dtype=dtype, device=device)  # Σ_ii = α^i, i = 1..s (§11 item 5)
+    i = torch.arange(1, task.s + 1, dtype=dtype, device=device)  # Σ_ii = α^i, i = 1..s (the book's reading notes)
     return task.alpha ** (i / 2)
 
 
@@ -58,7 +58,7 @@ def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
              dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Draw a batch from the paper's distribution; return ``(X_clean, X_observed)``.
 
-    X = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (paper-facts §4).  ``X_observed`` adds
+    X = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (the paper's data model).  ``X_observed`` adds
     i.i.d. N(0, σ²) noise to every entry when ``task.noise_var > 0`` and is ``X_clean`` otherwise.
     Sampling happens on ``generator``'s device, then moves to ``device``.
     """
@@ -113,7 +113,7 @@ def feature_owner(task: TaskConfig, machines: int) -> np.ndarray:
     """For the distributed regime: which machine holds each of the n data columns (contiguous split).
 
     Returns an int array of length n with values 0..M-1.  The n' query columns (C, D) are replicated on
-    every machine (paper-facts §3.2, §11 item 3).  Requires 1 <= M <= n.
+    every machine (the paper's Fig. 2 and App. B.4; the book's reading notes).  Requires 1 <= M <= n.
     """
     return np.repeat(np.arange(machines), np.diff(machine_edges(task.n, machines)))
 
@@ -121,7 +121,7 @@ def feature_owner(task: TaskConfig, machines: int) -> np.ndarray:
 def make_problem(n: int, d: int, n_prime: int = 2, d_prime: int = 2, *, rank: int | None = None,
                  kappa: float = 100.0, rng: np.random.Generator, noise_std: float = 0.0,
                  spectrum: str = "log-uniform", dtype=np.float64) -> Blocks:
-    """A test problem with A of size d×n, the given rank and condition number κ(A) (paper-facts §11 item 11).
+    """A test problem with A of size d×n, the given rank and condition number κ(A)
 
     A = U diag(σ) Vᵀ with Haar-random U, V and σ in [1/κ, 1] (log-uniform, endpoints included, or
     ``spectrum='log-spaced'``).  B = W A and D = W C for a Gaussian W (d'×d), so X is noiseless and
@@ -165,7 +165,7 @@ def _haar(m: int, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def scalar_regression(X: np.ndarray, y: np.ndarray, x_query: np.ndarray) -> Blocks:
-    """The scalar-regression special case d' = n' = 1 (paper-facts §1).
+    """The scalar-regression special case d' = n' = 1 (the paper's App. B).
 
     ``X`` is d×n (the n training inputs as columns), ``y`` the n labels, ``x_query`` the query (length d).
     Returns the prompt blocks with D = 0 (to be predicted); ``nystrom`` on them gives the OLS prediction.

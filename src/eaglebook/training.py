@@ -1,4 +1,4 @@
-"""Training the linear transformer with the paper's recipe (paper-facts §4, §11).
+"""Training the linear transformer with the paper's recipe (the paper's App. B.2).
 
 Adam at a constant learning rate ``cfg.lr``, batch ``cfg.batch``, ``cfg.steps`` steps, global grad-norm
 clipping at ``cfg.clip``, a fresh batch from the task distribution every step, MSE between the
@@ -9,7 +9,7 @@ Randomness: three independent ``torch.Generator``\\ s, seeded from ``cfg.seed`` 
 ``numpy.random.SeedSequence(cfg.seed).spawn(3)``: model initialisation, training batches, held-out test
 set.  Same config → bit-identical history on CPU.
 
-Loss spikes are recorded, not hidden (paper-facts §4, probes "Outliers"): every step's loss is kept
+Loss spikes are recorded, not hidden (the paper's Fig. 9 shows the same spikes): every step's loss is kept
 (NaN where the step was skipped) together with the pre-clip gradient norm; with ``cfg.skip_nonfinite``
 a step whose loss or gradient is non-finite is skipped (no parameter update) and its index recorded.
 The test metrics report the median per-sample MSE next to the mean, because the mean is dominated by
@@ -165,7 +165,7 @@ def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: boo
     initialisation, e.g. to fine-tune a pruned model.
 
     ``threads``: ``torch.set_num_threads`` for the duration of the call (restored afterwards); 1 is the
-    robust choice on a shared CPU (probes.md); ``None`` leaves the setting alone.
+    robust choice on a shared CPU; ``None`` leaves the setting alone.
     """
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"argument cfg must be a TrainConfig, got {type(cfg).__name__}")
@@ -293,7 +293,7 @@ def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, prog
     """:func:`trained` for many configs; the ones missing from the cache train in parallel processes.
 
     One process per core (``workers`` defaults to ``os.cpu_count()``), each with one thread (the matrices
-    are tiny, so processes scale where threads do not; probes.md).  Results go through the cache, so an
+    are tiny, so processes scale where threads do not).  Results go through the cache, so an
     interrupted call loses at most the runs in flight.  Returns the runs in the order of ``cfgs``.
     """
     import concurrent.futures as cf

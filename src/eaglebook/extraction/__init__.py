@@ -1,8 +1,8 @@
-"""Extracting the algorithm from a trained linear transformer (the paper's §3, §B.5 and Table 1).
+"""Extracting the algorithm from a trained linear transformer (the paper's App. B.5 and Table 1).
 
 The paper's pipeline, step by step, one module per step (everything is re-exported here):
 
-1. **Quantisation / sparsification** (:mod:`.products`; §3 step 1).  :func:`sparsify` zeroes every entry below
+1. **Quantisation / sparsification** (:mod:`.products`).  :func:`sparsify` zeroes every entry below
    ``factor`` × the mean absolute entry (the paper's τ = 1.5·‖W‖₁/#entries); :func:`quantize` then
    clusters the surviving values.  *Levels and zeros*: the zero produced by the threshold **counts as
    one of the levels**, so W_QK's "2 levels" are {0, α¹} and W_VP's "3 levels" are {0, α², α³}; the
@@ -16,7 +16,7 @@ The paper's pipeline, step by step, one module per step (everything is re-export
    evaluated through the *product-parametrised* forward pass :func:`forward_products`, which runs the
    layer definition Z ← Z + Σ_h (Z W_QK^h Z_kᵀ) Z_k W_VP^h (keys Z_k = the first d tokens) for every
    regime.  :func:`sparsification_curve` is Fig. 10 (test MSE against the threshold factor).
-2. **Matrix property tests** (:mod:`.structure`; §3 step 2).  :func:`matrix_properties` / :func:`weight_properties`:
+2. **Matrix property tests** (:mod:`.structure`).  :func:`matrix_properties` / :func:`weight_properties`:
    mass off the expected structure, sparsity, numerical and stable rank, with a Gaussian matrix of the
    same shape and Frobenius norm as the "random" reference.
 3. **Per-layer scalars** (:mod:`.scalars`; the sketch structure in :mod:`.regimes`).  :func:`alphas` reads α¹, α², α³ per layer (distributed: also

@@ -1,4 +1,4 @@
-"""Step 6 (the paper's §3 and §C.1): what each head of a multi-head model contributes."""
+"""Step 6 (the paper's App. B.5): what each head of a multi-head model contributes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Step 1 of the extraction (the paper's §3 and §B.5): the per-layer weight products, a forward pass
+"""Step 1 of the extraction (the paper's App. B.5): the per-layer weight products, a forward pass
 parametrised by them (every regime), sparsification and quantisation (Fig. 10)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ._common import AsDict, np64, like, check_factor, check_levels, check_model
 
 
 def sparsify(W, factor: float = 1.5):
-    """Zero the entries with |w| < ``factor`` × mean|w| (paper §5.1: τ = 1.5·‖W‖₁/#entries).
+    """Zero the entries with |w| < ``factor`` × mean|w| (the paper's App. B.5: τ = 1.5·‖W‖₁/#entries).
 
     ``W``: a NumPy array or torch tensor of any shape (the mean is over all its entries).  Returns the
     same type (NumPy input → float64).  An all-zero W is returned unchanged.
@@ -258,7 +258,7 @@ def from_products(model: LinearTransformer, prod: Products) -> LinearTransformer
 
 def quantized_model(model: LinearTransformer, *, factor: float = 1.5, levels_qk: int = 2,
                     levels_vp: int = 3) -> LinearTransformer:
-    """The model with every W_QK, W_VP replaced by its sparsified and quantised version (§5.1 step 1).
+    """The model with every W_QK, W_VP replaced by its sparsified and quantised version (extraction step 1).
 
     Unconstrained (per head) and distributed (shared block; W_VP^μ = [self | other] jointly) only: the
     paper quantises these two regimes, and the sketched W_Q (n+n')×r cannot carry a full-rank product.

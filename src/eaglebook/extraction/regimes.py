@@ -1,4 +1,4 @@
-"""The sketched regime's structure (the paper's §3.3 and Fig. 4): per-layer sketch projectors, spectra and
+"""The sketched regime's structure (the paper's Fig. 4): per-layer sketch projectors, spectra and
 the relative difference between the rescaled W_QK and W_VP sketch blocks."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .products import products
 
 @dataclass(frozen=True, eq=False)
 class SketchLayer(AsDict):
-    """Sketched regime, one layer's n×n data blocks Q (of W_QK) and V (of W_VP), §5.4 / Fig. 4.
+    """Sketched regime, one layer's n×n data blocks Q (of W_QK) and V (of W_VP), the paper's Fig. 4.
 
     ``S`` (n×r, orthonormal columns) spans the top-r eigenvectors (by |eigenvalue|) of the symmetrised
     Q, ``P = S Sᵀ`` the layer's effective sketch projector.  ``sv_qk``, ``sv_vp``: singular values of Q

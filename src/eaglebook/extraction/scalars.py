@@ -1,4 +1,4 @@
-"""Steps 3 and 4 (the paper's §3.1–3.3, Figs. 5, 11, 12): the per-layer scalars α¹, α², α³, their sign
+"""Steps 3 and 4 (the paper's Figs. 5, 11 and 12): the per-layer scalars α¹, α², α³, their sign
 alignment, and the batch-max scaling laws that give η and γ."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .regimes import sketch_projectors, sketch_structure
 
 @dataclass(frozen=True, eq=False)
 class Alphas(AsDict):
-    """The per-layer scalars (§5.2–5.4), arrays of length L, sign-aligned unless ``aligned`` is False.
+    """The per-layer scalars (book chapter 4), arrays of length L, sign-aligned unless ``aligned`` is False.
 
     ``a1``: mean diagonal of W_QK's n×n data block; ``a2``, ``a3``: mean diagonals of W_VP's data and
     query blocks (multi-head: of Σ_h W^h; sketched: least-squares scales a = tr(W_data P)/r with the
@@ -157,7 +157,7 @@ def batch_norms(model: LinearTransformer, X_obs=None, *, batch: int = 1024, seed
 
 @dataclass(frozen=True, eq=False)
 class ScalingLaw(AsDict):
-    """α¹α² ≈ −η/‖A_ℓ‖², α¹α³ ≈ −γ/‖A_ℓ‖² with the batch-max norm (§5.2).  Arrays have length L.
+    """α¹α² ≈ −η/‖A_ℓ‖², α¹α³ ≈ −γ/‖A_ℓ‖² with the batch-max norm (the paper's Figs. 5 and 11).  Arrays have length L.
 
     ``norm2_max``, ``norm2_median``: max and median over the batch (distributed: and machines) of
     ‖A_ℓ‖₂².  ``eta_layer`` = −c_AB·norm2_max, ``gamma_layer`` = −c_CD·norm2_max; ``eta`` = median of
@@ -183,7 +183,7 @@ class ScalingLaw(AsDict):
 
 
 def scaling_law(model: LinearTransformer, X_obs=None, *, batch: int = 1024, seed: int = 0) -> ScalingLaw:
-    """Fit the §5.2 scaling laws from the model's α's and its own activations; see :class:`ScalingLaw`."""
+    """Fit the scaling laws (the paper's Figs. 5 and 11) from the model's α's and its own activations; see :class:`ScalingLaw`."""
     al = alphas(model)
     nr = batch_norms(model, X_obs, batch=batch, seed=seed)
     flat = nr.reshape(nr.shape[0], -1)

@@ -1,4 +1,4 @@
-"""Step 2 (the paper's §3): matrix property tests of the products against random references."""
+"""Step 2 (book chapter 4): matrix property tests of the products against random references."""
 
 from __future__ import annotations
 

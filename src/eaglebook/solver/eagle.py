@@ -1,4 +1,4 @@
-"""EAGLE, the algorithm extracted from the trained transformers (the paper's §4 and Algorithm 1).
+"""EAGLE, the algorithm extracted from the trained transformers (the paper's Algorithm 1).
 
 EAGLE estimates the Nyström completion D̂* = B A^† C of X = [[A, C], [B, D]] (A: d×n, B: d'×n,
 C: d×n', D: d'×n').  One UPDATE, in the paper's symbols, is::
@@ -22,7 +22,7 @@ and in the distributed regime it holds when the data are consistent (B = W A, e.
 rank(X) = rank(A), Theorem 2's assumption) or A has full column rank; on noisy wide data
 (d < n, B ∉ row space of A) sketched and distributed EAGLE converge to a *re-weighted* least-squares
 completion instead of B A^† C (measured: 46% relative error on a noisy 30×50 problem).  With the theorem constants η = 1/3, γ = 1 the number of
-iterations grows like log κ(A) + log log(1/ε) (Theorem 1, paper-facts §7).
+iterations grows like log κ(A) + log log(1/ε) (the paper's Theorem 1).
 
 Implementation notes
 --------------------
@@ -33,7 +33,7 @@ Implementation notes
 * ρ comes from the spectral norm of the (sketched) Ã: ``rho="exact"`` (an SVD-based 2-norm),
   ``rho="power"`` (``power_iters`` warm-started power iterations, see :func:`solve`) or a callable.
   ``rho_scale`` multiplies the norm (ρ = (rho_scale·‖Ã‖₂)⁻²); ``rho_pool="batch_max"`` uses the largest
-  norm in the batch, as the trained transformer does (paper-facts §5.2).
+  norm in the batch, as the trained transformer does (the paper's Figs. 5 and 11).
 * Rescaling: ‖A_ℓ‖ shrinks like (2/3)^ℓ, so A_ℓ Ãᵀ Ã underflows in float32 after ~100 iterations
   (the update then silently freezes).  Before each UPDATE, if ‖A_ℓ‖_F lies outside [2⁻¹⁶, 2¹⁶] (per
   instance and machine), A_ℓ is multiplied by the power of two 2^k that brings ‖A_ℓ‖_F closest to 1;
@@ -408,7 +408,7 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
         orthonormal columns); ρ comes from the sketched Ã = A S, and only the selected columns of A and B
         change.  Expect about n/r times more iterations.  The same S is used for every batch member.
     tol, atol : stop at the first ℓ with ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F for every batch
-        member.  ``tol`` is *relative* (so the rule is scale invariant); the paper's absolute τ (§6.3)
+        member.  ``tol`` is *relative* (so the rule is scale invariant); the paper's absolute τ
         is ``atol``.  Default tol: 1e-12 in float64, 1e-6 in float32.
     max_iter : the most UPDATE rounds to run.
     seed : int, None or ``numpy.random.Generator``; drives the sketches and power-iteration starts.
@@ -462,7 +462,7 @@ def solve_distributed(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float |
     its C'^μ, D'^μ ((d + d')·n' floats) to a centre, and the centre broadcasts the averages
     C_{ℓ+1} = mean_μ C'^μ, D_{ℓ+1} = mean_μ D'^μ (summing instead diverges).  The limit is
     B A^† C for A = [A^1 … A^M] when C lies in the column span of A (Theorem 2's assumption); the rate
-    is governed by the diversity index α of the machines' ranges (paper-facts §7).
+    is governed by the diversity index α of the machines' ranges (the paper's Theorem 2).
 
     ``A_blocks`` and ``B_blocks`` are sequences of the same length M >= 1 (see :func:`split_columns`);
     all A^μ have d rows, all B^μ have d' rows.  The other arguments are as in :func:`solve`; the
@@ -487,7 +487,7 @@ def _as_list(name, blocks) -> list:
 
 
 def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
-    """Definition 1 (paper-facts §7): α = smallest positive eigenvalue of (1/M) Σ_μ P_μ.
+    """The paper's Definition 1: α = smallest positive eigenvalue of (1/M) Σ_μ P_μ.
 
     P_μ is the orthogonal projector onto range(A^μ) (numerical rank with relative cut-off ``rtol``,
     default max(d, n_μ)·eps, computed in float64).  α = 1 when every machine sees the whole joint
@@ -570,7 +570,7 @@ def _iterate_gen(As, Bs, C, D, ref, io, opts, rng, dims, *, multi, max_iter):
 
 
 def update(A, B, C, D, *, eta: float = 1 / 3, gamma: float = 1.0, S=None, rho=None) -> Blocks:
-    """One UPDATE of Algorithm 1 (paper-facts §6.1); returns ``Blocks(A', B', C', D')``.
+    """One UPDATE of the paper's Algorithm 1; returns ``Blocks(A', B', C', D')``.
 
     ``S``: None (S = I_n), an n×r matrix, or a 1-D integer array of r distinct column indices (column
     selection).  ``rho``: None for ρ = ‖A S‖₂⁻² (0 when A S = 0), or a number / array broadcastable to
@@ -612,14 +612,14 @@ def layerwise(A, B, C, coeffs, *, D=None, readout: str = "eagle") -> list[Blocks
     """Run the *extracted per-layer* iteration with given effective step sizes; return all L+1 iterates.
 
     ``coeffs`` is a sequence of L pairs ``(c_AB, c_CD)``, the products of the trained transformer's
-    scalars (paper-facts §5.2, §5.5): c_AB = α¹α² (= −ηρ_ℓ) and c_CD = α¹α³ (= −γρ_ℓ), both negative
+    scalars (the book's chapter 4): c_AB = α¹α² (= −ηρ_ℓ) and c_CD = α¹α³ (= −γρ_ℓ), both negative
     for a converging model.  Layer ℓ applies (S = I, no normalisation, no rescaling)::
 
         A' = A + c_AB A Aᵀ A       B' = B + c_AB B Aᵀ A
         C' = C + c_CD A Aᵀ C       D' = D − c_CD B Aᵀ C     (readout="eagle": D_L → +B A^† C)
 
     With ``readout="transformer"`` the last line is D' = D + c_CD B Aᵀ C, the raw D block of the
-    transformer's residual stream, which is −D_EAGLE when D₀ = 0 (paper-facts §2.4, §11 item 1).
+    transformer's residual stream, which is −D_EAGLE when D₀ = 0 (the read-out sign: the book's reading notes).
     Each coefficient is a number or an array of shape batch (one per instance).  A, B, C are
     (…, d, n), (…, d', n), (…, d, n') NumPy arrays or torch tensors; ``D`` defaults to 0.
     Returns ``[Blocks(A_0, B_0, C_0, D_0), …, Blocks(A_L, …)]`` in the input's type.
