@@ -368,11 +368,13 @@ def test_trained_ci_model_extracts():
     X, Xo = training.test_set(cfg)
     X, Xo = X[:512], Xo[:512]
     a = ex.alphas(m)
-    assert np.all(a.a1 > 0) and np.all(a.ab[:-1] < 0) and np.all(a.cd < 0)   # EAGLE signs (paper-facts §2.4)
+    assert np.all(a.a1 > 0) and np.all(a.ab[:-1] < 0) and np.all(a.cd < 0)   # EAGLE's signs (the read-out is −D_L)
     wp = ex.weight_properties(m)
     assert max(p.offdiag_mass for p in wp["qk"]) < 0.8 < min(p.offdiag_mass for p in wp["qk_random"])
     sl = ex.scaling_law(m, Xo)
-    assert 0.3 < sl.eta < 3 and 0.5 < sl.gamma < 20
+    # within a factor 2.5 of the paper's η ≈ 1 and γ ≈ 1.9: a 1 500-step ci model is less precise than the
+    # paper's (measured here η = 0.78, γ = 2.95); a model without the scaling law lands far outside
+    assert 1 / 2.5 < sl.eta < 2.5 and 1.9 / 2.5 < sl.gamma < 1.9 * 2.5
     f = ex.fidelity(m, Xo, cfg.task, X_clean=X)
     assert f.mean[0] == 0 and np.all(np.isfinite(f.mean))
     # the extracted algorithm predicts about as well as the transformer it came from

@@ -153,7 +153,9 @@ def test_distributed_diagonal_layer_per_machine():
 @pytest.mark.parametrize("regime", ["unconstrained", "sketched", "distributed"])
 def test_readout_sign_minus_D_converges_to_nystrom(regime):
     # §2.4: with a1a3 < 0 the D block accumulates a1a3 Σ B_ℓ A_ℓᵀ C_ℓ → −B A^† C, so the prediction is −D_L.
-    L, eta, gamma = 30, 1 / 3, 1.0
+    # The distributed iteration converges linearly at a rate set by the diversity index α < 1 of the
+    # machines' column blocks (Theorem 2), the others quadratically: it gets more layers, same tolerance.
+    L, eta, gamma = (150 if regime == "distributed" else 30), 1 / 3, 1.0
     Ab = tasks.make_problem(18, 18, rank=18, kappa=2.0, rng=np.random.default_rng(0))
     X = torch.as_tensor(tasks.assemble(*Ab))[None]
     Z0 = tasks.prompt(X, TASK)
@@ -178,7 +180,7 @@ def test_readout_sign_minus_D_converges_to_nystrom(regime):
     pred = m(Z0)
     assert all(a[0] * a[2] < 0 for a in alphas)
     rel = ((pred - target).norm() / target.norm()).item()
-    assert rel < (1e-6 if regime != "distributed" else 1e-2)          # −D_L → +B A^† C
+    assert rel < 1e-6                                                   # −D_L → +B A^† C
     assert ((-pred - target).norm() / target.norm()).item() > 1.5      # +D_L is the wrong sign
 
 

@@ -130,12 +130,20 @@ class Tolerances:
 
     nystrom_rel_err: float = 1e-10   # float64 Nyström completion of a noiseless X
     kappa_rel_err: float = 1e-8      # the κ generator hits the requested κ
-    beats_zero_factor: float = 5.0   # a trained model's median MSE is this many times below predicting 0
+    # A trained model's median MSE is this many times below predicting 0.  The paper profile measured
+    # 71× (unconstrained) and 45× (distributed); the sketched regime, whose per-layer update sees only r = 5
+    # of the 18 directions, 10.7×.
+    beats_zero_factor: float = 20.0
+    beats_zero_sketched: float = 8.0
     # Emergent structure (chapter 4).  A random matrix scores ≈ 1.0 on both masses, so these bounds say
     # "clearly structured", not "exactly the paper's structure" (that is a paper comparison).
-    offdiag_max: float = 0.7         # mean over layers of W_QK's mass off diag(α¹ I_n, 0)
+    offdiag_max: float = 0.4         # mean over layers of W_QK's mass off diag(α¹ I_n, 0) (paper profile: 0.07–0.25)
     sketch_fit_max: float = 0.5      # sketched: mean ‖Q − a P‖/‖Q‖ of W_QK's data block vs its rank-r projector
     cross_data_max: float = 0.1      # distributed: share of the "other" projection in the data block
+
+    def beats_zero(self, regime: str) -> float:
+        """The beats-zero factor required of a model of ``regime``."""
+        return self.beats_zero_sketched if regime == "sketched" else self.beats_zero_factor
 
 
 @dataclass(frozen=True)
@@ -166,7 +174,7 @@ def _ci() -> Profile:
     # a shorter run is honestly less accurate; see each chapter's reproduction notes).
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
-                   tol=Tolerances(beats_zero_factor=3.0))
+                   tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7))
 
 
 def get(profile: str | None = None, **train_overrides) -> Profile:
