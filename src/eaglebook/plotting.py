@@ -261,3 +261,34 @@ def plot_sketch_spectrum(layers):
     ax2.set_xlabel("entry (normalised)")
     ax2.legend()
     return fig
+
+
+VERDICT_STYLE = {"reproduced": dict(color="#009E73", marker="o"), "partly": dict(color="#E69F00", marker="s"),
+                 "not reproduced": dict(color="#D55E00", marker="X"), "not judged": dict(color="#999999", marker=".")}
+
+
+def plot_scorecard(points):
+    """Ours against the paper's value on log–log axes, one marker per claim, coloured by verdict.
+
+    ``points``: iterable of ``(key, paper, ours, verdict)``; claims without a positive paper value or with
+    a non-positive or non-finite value of ours are left out (they have no place on log axes)."""
+    pts = [(k, p, o, v) for k, p, o, v in points
+           if p is not None and p > 0 and o is not None and np.isfinite(o) and o > 0]
+    fig, ax = plt.subplots(figsize=(HALF[0] * 1.2, HALF[1] * 1.2))
+    if not pts:
+        ax.text(0.5, 0.5, "no claim with a numeric paper value yet", ha="center", va="center", transform=ax.transAxes)
+        ax.axis("off")
+        return fig
+    p, o = np.array([x[1] for x in pts]), np.array([x[2] for x in pts])
+    lo, hi = min(p.min(), o.min()) / 3, max(p.max(), o.max()) * 3
+    ax.plot([lo, hi], [lo, hi], color="k", lw=0.7, ls=":", label="ours = paper")
+    ax.fill_between([lo, hi], [lo / 3, hi / 3], [lo * 3, hi * 3], color="k", alpha=0.06, lw=0, label="within 3×")
+    for verdict, style in VERDICT_STYLE.items():
+        sel = [i for i, x in enumerate(pts) if x[3] == verdict]
+        if sel:
+            ax.scatter(p[sel], o[sel], s=18, label=verdict, zorder=3, **style)
+    ax.set_xscale("log"); ax.set_yscale("log")
+    ax.set_xlim(lo, hi); ax.set_ylim(lo, hi)
+    ax.set_xlabel("paper"); ax.set_ylabel("ours")
+    ax.legend(loc="upper left", fontsize=6, frameon=False)
+    return fig

@@ -349,6 +349,13 @@ def verdict_counts(ledgers: list[Ledger]) -> dict[str, int]:
     return counts
 
 
+def scorecard_points(ledgers: list[Ledger]) -> list[tuple]:
+    """``(key, paper value, ours, verdict)`` of every comparison on the scorecard (for the figure)."""
+    latest = _latest(ledgers, "comparisons")
+    return [(key, c["paper"], c["ours"], c["verdict"]) for led in ledgers for key, c in led.comparisons.items()
+            if latest[key] == id(led)]
+
+
 def _provenance_line(led: Ledger) -> str:
     p = led.provenance or {}
     models = len(p.get("models", {}))
