@@ -302,7 +302,7 @@ def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, prog
     from . import cache
 
     cfgs = list(cfgs)
-    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c))]
+    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c), c)]
     missing.sort(key=lambda c: -c.steps * c.batch * c.model.heads)   # longest first: better packing
     workers = min(workers or os.cpu_count() or 1, len(missing))
     if workers > 1:
