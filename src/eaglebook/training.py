@@ -398,7 +398,7 @@ class _Checkpoint:
               "losses": rec.losses, "gnorms": rec.gnorms, "skipped": list(rec.skipped),
               "evals": {k: list(v) for k, v in rec.evals.items()}}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{self.path.stem}-", suffix=".pt", dir=self.path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{self.path.stem.lstrip('.')}-", suffix=".pt", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as f:
                 torch.save(ck, f)
