@@ -152,8 +152,8 @@ def encode(obj: Any) -> Any:
         if obj.dtype == object:
             raise TypeError("cannot cache a numpy array of dtype object")
         return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(obj))}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(encode(v) for v in obj)
+    if isinstance(obj, (list, tuple)):  # named tuples and other subclasses become plain ones
+        return (tuple if isinstance(obj, tuple) else list)(encode(v) for v in obj)
     if isinstance(obj, dict):
         if _NDARRAY in obj:
             raise TypeError(f"cannot cache a dict with the reserved key {_NDARRAY!r}")
@@ -169,7 +169,7 @@ def decode(obj: Any) -> Any:
             return obj[_NDARRAY].numpy()
         return {k: decode(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return type(obj)(decode(v) for v in obj)
+        return (tuple if isinstance(obj, tuple) else list)(decode(v) for v in obj)
     return obj
 
 
