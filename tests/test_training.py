@@ -232,7 +232,7 @@ def test_a_killed_training_resumes_bit_identically(tmp_path, monkeypatch, capsys
 
     from eaglebook import cache
 
-    c = cfg(steps=300, eval_every=40, seed=5)
+    c = cfg(steps=200, eval_every=40, seed=5)
     env = dict(os.environ, EAGLEBOOK_CACHE=str(tmp_path / "a"), EAGLEBOOK_CHECKPOINT_SECONDS="0.1")
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "a"))
     ck = cache.checkpoint_path("train", c)
