@@ -1,10 +1,16 @@
 """Config, cache and claims ledger."""
 
+import hashlib
 import json
 import multiprocessing as mp
+import os
+import shutil
+import subprocess
+import sys
 import time
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 import eaglebook
@@ -129,6 +135,98 @@ def test_two_processes_sharing_the_cache_compute_once(tmp_cache):
     results = [q.get(timeout=5) for _ in ps]
     assert results[0] == results[1]  # the second waited for the first and loaded its result
 
+
+
+class _Planted:
+    """A pickle that runs code when loaded: it creates the folder ``path`` (the marker)."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        import os
+        return (os.mkdir, (self.path,))
+
+
+def _rewrite_checksum(d):
+    meta = json.loads((d / "meta.json").read_text())
+    meta["sha256"] = hashlib.sha256((d / "payload.pt").read_bytes()).hexdigest()
+    (d / "meta.json").write_text(json.dumps(meta))
+
+
+def test_planted_code_in_a_payload_never_runs(tmp_cache, tmp_path):
+    import torch
+    cfg = config.get("ci").train
+    cache.cached("t", cfg, lambda: {"x": 1})
+    d = cache.entry_dir("t", cfg)
+    marker = tmp_path / "pwned"
+    torch.save(_Planted(marker), d / "payload.pt")
+    _rewrite_checksum(d)                                   # the checksum alone cannot catch it
+    assert cache.is_valid(d)
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        assert cache.cached("t", cfg, lambda: {"x": 2}) == {"x": 2}
+    assert not marker.exists()
+    assert cache.cached("t", cfg, lambda: {"x": 3}) == {"x": 2}   # the rebuilt entry is used
+
+
+@pytest.mark.parametrize("files", [None, ["payload.pt", "meta.json"]], ids=["whole-entry", "payload-only"])
+def test_an_entry_for_another_config_is_never_returned(tmp_cache, files):
+    c0 = config.get("ci").training(seed=0)
+    c1 = config.get("ci").training(seed=1)
+    cache.cached("t", c0, lambda: "seed 0")
+    cache.cached("t", c1, lambda: "seed 1")
+    d0, d1 = cache.entry_dir("t", c0), cache.entry_dir("t", c1)
+    if files is None:                                      # the whole folder, checksum and config.json included
+        shutil.rmtree(d0)
+        shutil.copytree(d1, d0)
+    else:                                                  # payload and its checksum, config.json kept
+        for f in files:
+            shutil.copy(d1 / f, d0 / f)
+    assert cache.is_valid(d0)                              # the checksum matches the swapped payload
+    # a copied config.json is caught before loading; a kept one only by the config stored in the payload
+    assert cache.is_valid(d0, c0) == (files is not None)
+    with pytest.warns(RuntimeWarning, match="corrupt"):
+        assert cache.cached("t", c0, lambda: "rebuilt") == "rebuilt"
+    assert cache.cached("t", c1, lambda: "x") == "seed 1"
+
+
+def test_stale_temporary_folders_are_removed_fresh_ones_kept(tmp_cache):
+    cfg = config.get("ci").train
+    kind = tmp_cache / "t"
+    old, fresh, old_file = kind / ".tmp-dead-1", kind / ".tmp-live-2", kind / ".tmp-ckpt-3.pt"
+    for p in (old, fresh):
+        p.mkdir(parents=True)
+        (p / "payload.pt").write_bytes(b"partial")
+    old_file.write_bytes(b"partial")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for p in (old, old_file):
+        os.utime(p, (two_days_ago, two_days_ago))
+    cache.cached("t", cfg, lambda: 1)                      # writing to the kind folder cleans it
+    assert not old.exists() and not old_file.exists()
+    assert fresh.is_dir() and (fresh / "payload.pt").exists()
+
+
+def test_numpy_payloads_round_trip_and_objects_are_refused(tmp_cache):
+    cfg = config.get("ci").train
+    obj = {"a": np.arange(3.0), "n": np.int64(4), "t": (np.float32(0.5), [np.zeros((2, 2), np.int32)])}
+    cache.cached("t", cfg, lambda: obj)
+    got = cache.load(cache.entry_dir("t", cfg), cfg)
+    assert np.array_equal(got["a"], obj["a"]) and got["a"].dtype == np.float64
+    assert got["n"] == 4 and type(got["n"]) is int and got["t"][0] == 0.5
+    assert got["t"][1][0].dtype == np.int32 and got["t"][1][0].shape == (2, 2)
+    with pytest.raises(TypeError, match="type object"):
+        cache.cached("u", cfg, lambda: {"x": object()})
+    assert not cache.entry_dir("u", cfg).exists()
+
+
+def test_importing_the_cache_and_the_ledger_does_not_import_torch():
+    """``eaglebook/__init__.py`` imports its torch-based solver lazily (module ``__getattr__``), so
+    importing ``eaglebook.cache`` and ``eaglebook.report`` in a fresh interpreter pulls in torch only if
+    one of those modules (or something they import at load) does.  A fresh subprocess is the robust check:
+    this test process has long imported torch, and an AST scan would miss indirect imports."""
+    code = "import sys, eaglebook.cache, eaglebook.report; sys.exit('torch' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr or "importing eaglebook.cache or eaglebook.report imported torch"
 
 # ---- claims ledger -------------------------------------------------------------------------------
 

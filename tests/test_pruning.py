@@ -1,9 +1,8 @@
-import numpy as np
 import pytest
 import torch
 from dataclasses import replace
 
-from eaglebook import config, pruning, tasks, training
+from eaglebook import cache, config, pruning, tasks, training
 from eaglebook.models import LinearTransformer, prune_to
 
 TASK = config.TaskConfig()
@@ -28,7 +27,7 @@ def test_greedy_prune_keeps_the_useful_head():
     assert keep == [3] and len(trace) == 8
 
 
-def test_pruned_finetunes_from_the_pruned_weights():
+def test_pruned_finetunes_from_the_pruned_weights(tmp_path, monkeypatch):
     parent_cfg = replace(config.get("ci").training("unconstrained", seed=0, heads=2), steps=30, batch=64,
                          eval_every=10, eval_size=256)
     parent = training.train(parent_cfg, progress=False)
@@ -41,5 +40,9 @@ def test_pruned_finetunes_from_the_pruned_weights():
     before = training.evaluate(prune_to(parent.model(), out["keep"]), X, Xo, TASK)
     assert out["before_finetune"]["median"] == pytest.approx(before["median"], rel=1e-12)
     assert run.final["test_mse_median"] < out["before_finetune"]["median"]
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path))           # the result is plain data for the safe loader
+    cache.cached("prune", pcfg, lambda: out)
+    back = cache.load(cache.entry_dir("prune", pcfg), pcfg)
+    assert (back["keep"], back["trace"], back["before_finetune"]) == (out["keep"], out["trace"], out["before_finetune"])
     with pytest.raises(ValueError, match="pcfg.parent"):
         pruning.pruned(parent, replace(pcfg, parent=replace(parent_cfg, seed=1)), progress=False)

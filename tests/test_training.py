@@ -2,7 +2,6 @@
 
 import sys
 import types
-import warnings
 
 import numpy as np
 import pytest
@@ -97,7 +96,7 @@ def test_run_payload_roundtrip_and_model(tmp_path):
     assert evaluate(r2.model(), X, Xo, TINY)["median"] == pytest.approx(r.final["test_mse_median"], rel=1e-6)
 
 
-def test_trained_goes_through_cache(monkeypatch):
+def test_trained_goes_through_cache(monkeypatch, tmp_path):
     store = {}
 
     def cached(kind, key, compute, *, force=False):
@@ -107,6 +106,7 @@ def test_trained_goes_through_cache(monkeypatch):
 
     fake = types.ModuleType("eaglebook.cache")
     fake.cached = cached
+    fake.checkpoint_path = lambda kind, key: tmp_path / kind / ".ckpt.pt"
     monkeypatch.setitem(sys.modules, "eaglebook.cache", fake)
     monkeypatch.setattr(eaglebook, "cache", fake, raising=False)
     c = cfg(steps=5)
@@ -146,3 +146,109 @@ def test_trained_all_trains_missing_configs_in_parallel_and_loads_them(tmp_path,
     assert [r.cfg.seed for r in runs] == [0, 1, 0]
     assert all(cache.is_valid(cache.entry_dir("train", c)) for c in cfgs)
     assert np.array_equal(runs[0].history["train_loss"], training.train(cfgs[0], progress=False).history["train_loss"])
+
+
+# ---- resumable checkpoints ------------------------------------------------------------------------
+
+def _compare_runs(a: Run, b: Run) -> None:
+    assert a.state_dict.keys() == b.state_dict.keys()
+    assert all(torch.equal(a.state_dict[k], b.state_dict[k]) for k in a.state_dict)
+    assert a.history.keys() == b.history.keys()
+    for k in a.history:
+        assert a.history[k].dtype == b.history[k].dtype, k
+        assert np.array_equal(a.history[k], b.history[k], equal_nan=True), k
+    assert a.n_skipped == b.n_skipped and a.baselines == b.baselines
+
+
+def test_checkpoint_interval_argument_and_environment(monkeypatch):
+    monkeypatch.delenv(training.CHECKPOINT_ENV, raising=False)
+    assert training.checkpoint_interval() == training.DEFAULT_CHECKPOINT_SECONDS
+    monkeypatch.setenv(training.CHECKPOINT_ENV, "0.5")
+    assert training.checkpoint_interval() == 0.5
+    assert training.checkpoint_interval(3) == 3.0                     # the argument wins
+    for bad in (-1, float("nan"), "2", True):
+        with pytest.raises(ValueError, match="argument checkpoint_seconds"):
+            training.checkpoint_interval(bad)
+    monkeypatch.setenv(training.CHECKPOINT_ENV, "soon")
+    with pytest.raises(ValueError, match=training.CHECKPOINT_ENV):
+        training.checkpoint_interval()
+    with pytest.raises(ValueError, match="checkpoint and init_state"):
+        train(cfg(steps=2), progress=False, checkpoint="x.pt", init_state={})
+
+
+def test_resuming_from_a_checkpoint_is_bit_identical(tmp_path, monkeypatch, capsys):
+    c = cfg(steps=30, eval_every=7, seed=3)
+    ref = train(c, progress=False)
+    path = tmp_path / "ck.pt"
+    real, calls = training.train_step, {"n": 0}
+
+    def interrupted(*a, **kw):                                         # the process dies after 17 steps
+        calls["n"] += 1
+        if calls["n"] == 18:
+            raise KeyboardInterrupt
+        return real(*a, **kw)
+
+    monkeypatch.setattr(training, "train_step", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train(c, progress=False, checkpoint=path, checkpoint_seconds=0)
+    monkeypatch.setattr(training, "train_step", real)
+    assert torch.load(path, weights_only=True)["step"] == 17
+    resumed = train(c, progress=True, checkpoint=path, checkpoint_seconds=0)
+    _compare_runs(resumed, ref)
+    assert "resumed from step 17 of 30" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-config"])
+def test_a_corrupt_or_foreign_checkpoint_is_ignored(tmp_path, damage):
+    c = cfg(steps=12, eval_every=5)
+    path = tmp_path / "ck.pt"
+    if damage == "garbage":
+        path.write_bytes(b"not a checkpoint")
+    else:
+        train(cfg(steps=12, eval_every=5, seed=1), progress=False, checkpoint=path, checkpoint_seconds=0)
+    with pytest.warns(RuntimeWarning, match="ignoring training checkpoint"):
+        r = train(c, progress=False, checkpoint=path, checkpoint_seconds=0)
+    _compare_runs(r, train(c, progress=False))
+
+
+_KILLED_RUN = """
+import sys, torch
+from eaglebook import training
+torch.set_num_threads(1)
+training.trained(training._cfg_from_dict(__import__("json").loads(sys.argv[1])), progress=False)
+"""
+
+
+def test_a_killed_training_resumes_bit_identically(tmp_path, monkeypatch, capsys):
+    """Train in a subprocess with a checkpoint every 0.1 s, SIGKILL it once a checkpoint exists, finish
+    with ``trained`` here, and compare with an uninterrupted ``trained`` in another cache."""
+    import dataclasses
+    import json
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from eaglebook import cache
+
+    c = cfg(steps=200, eval_every=40, seed=5)
+    env = dict(os.environ, EAGLEBOOK_CACHE=str(tmp_path / "a"), EAGLEBOOK_CHECKPOINT_SECONDS="0.1")
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "a"))
+    ck = cache.checkpoint_path("train", c)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_RUN, json.dumps(dataclasses.asdict(c))], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not ck.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    err = proc.communicate()[1]
+    assert proc.returncode == -signal.SIGKILL, err                  # killed, not finished
+    step = torch.load(ck, weights_only=True)["step"]
+    assert 0 < step < c.steps
+    assert not cache.is_valid(cache.entry_dir("train", c))
+    resumed = trained(c, progress=True)
+    assert f"resumed from step {step} of {c.steps}" in capsys.readouterr().out
+    assert not ck.exists() and cache.is_valid(cache.entry_dir("train", c), c)
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "b"))
+    monkeypatch.setenv(training.CHECKPOINT_ENV, "inf")
+    _compare_runs(resumed, trained(c, progress=False))

@@ -1,16 +1,25 @@
 """A disk cache for expensive results (trained models), keyed by a hash of the *whole* config.
 
 Layout: ``<root>/<kind>/<hash>/`` holding ``config.json`` (the full config), ``meta.json`` (versions,
-seconds, a SHA-256 of the payload) and ``payload.pt`` (``torch.save`` of the result).
+seconds, a SHA-256 of the payload) and ``payload.pt`` (``torch.save`` of the result, see below).
 
 - The root is ``$EAGLEBOOK_CACHE`` if set, else ``<repo>/.cache/eaglebook`` (see :func:`repo_root`),
   else ``~/.cache/eaglebook``.
-- An entry is written to a temporary folder next to its final place and renamed into place only when
-  complete, so an interrupted run leaves no half-written entry behind.
-- On load the payload's checksum is verified; a partial or corrupt entry is reported, removed and
-  rebuilt, never used.
+- An entry is written to a temporary folder (``.tmp-*``) next to its final place and renamed into place
+  only when complete, so an interrupted run leaves no half-written entry behind.  Temporary folders and
+  files older than a day (left by killed writers) are removed whenever the kind folder is written to.
+- Payloads are loaded with ``torch.load(weights_only=True)``: a cache entry can hold tensors, numbers,
+  strings, ``None``, lists, tuples and dicts, never arbitrary objects, so a planted file cannot run code.
+  Numpy arrays and scalars are accepted on save and encoded as tensors and Python numbers (see
+  :func:`encode`); anything else is refused with a ``TypeError`` before anything is written.
+- On load the payload's checksum is verified, and the config stored with the entry (``config.json`` and a
+  copy inside the payload) must equal the requested one; a partial, corrupt or mismatched entry is
+  reported, removed and rebuilt, never used.
 - Two runs that share a cache are safe: a per-entry lock file (``fcntl.flock``) makes the second run
   wait for the first and then load its result instead of computing it again.
+
+This module imports torch only inside the functions that read or write payloads, so tools that only need
+:func:`repo_root` or :func:`root` stay light.
 """
 
 from __future__ import annotations
@@ -28,12 +37,15 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable
 
-import torch
-
 CACHE_ENV = "EAGLEBOOK_CACHE"
 #: Bump when the meaning of a cached result changes without its config changing.
-CACHE_SCHEMA = 1
+#: 2: payloads are plain data loaded with ``weights_only=True`` and carry their config.
+CACHE_SCHEMA = 2
 PAYLOAD, META, CONFIG = "payload.pt", "meta.json", "config.json"
+#: Temporary folders and files (prefix ``.tmp-``) older than this many seconds are removed.
+STALE_TMP_SECONDS = 24 * 3600
+_FORMAT = "eaglebook.cache/2"
+_NDARRAY = "__ndarray__"
 
 
 def repo_root(start: Path | None = None) -> Path | None:
@@ -62,6 +74,11 @@ def _jsonable(cfg: Any) -> Any:
     return dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else cfg
 
 
+def canonical_json(cfg: Any) -> str:
+    """The canonical JSON of a config (sorted keys, no whitespace): equal configs give equal strings."""
+    return json.dumps(_jsonable(cfg), sort_keys=True, separators=(",", ":"), default=str)
+
+
 def config_hash(cfg: Any) -> str:
     """SHA-256 (first 16 hex digits) of the canonical JSON of the whole config plus the schema version."""
     blob = json.dumps({"schema": CACHE_SCHEMA, "type": type(cfg).__name__, "cfg": _jsonable(cfg)},
@@ -69,11 +86,22 @@ def config_hash(cfg: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def entry_dir(kind: str, cfg: Any) -> Path:
-    """Where the entry for ``(kind, cfg)`` lives (whether or not it exists)."""
+def _check_kind(kind: str) -> None:
     if not kind or "/" in kind or kind.startswith("."):
         raise ValueError(f"argument kind={kind!r} must be a plain folder name")
+
+
+def entry_dir(kind: str, cfg: Any) -> Path:
+    """Where the entry for ``(kind, cfg)`` lives (whether or not it exists)."""
+    _check_kind(kind)
     return root() / kind / config_hash(cfg)
+
+
+def checkpoint_path(kind: str, cfg: Any) -> Path:
+    """Where a resumable checkpoint of the computation of ``(kind, cfg)`` lives: ``<kind>/.ckpt-<hash>.pt``,
+    next to the entry (see :mod:`eaglebook.training`)."""
+    _check_kind(kind)
+    return root() / kind / f".ckpt-{config_hash(cfg)}.pt"
 
 
 def _sha256(path: Path) -> str:
@@ -84,28 +112,117 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def is_valid(d: Path) -> bool:
-    """True when ``d`` is a complete entry whose payload matches its recorded checksum."""
+def _problem(d: Path, cfg: Any = None) -> str | None:
+    """Why ``d`` is not a usable entry (for ``cfg`` when given), or ``None`` when it is."""
     try:
         meta = json.loads((d / META).read_text())
-        return meta.get("schema") == CACHE_SCHEMA and _sha256(d / PAYLOAD) == meta["sha256"]
-    except (OSError, ValueError, KeyError):
-        return False
+        if meta.get("schema") != CACHE_SCHEMA:
+            return f"schema {meta.get('schema')!r}, expected {CACHE_SCHEMA}"
+        if _sha256(d / PAYLOAD) != meta["sha256"]:
+            return "payload checksum mismatch"
+        if cfg is not None and canonical_json(json.loads((d / CONFIG).read_text())) != canonical_json(cfg):
+            return "stored config differs from the requested one"
+    except (OSError, ValueError, KeyError) as e:
+        return f"unreadable ({type(e).__name__}: {e})"
+    return None
 
 
-def load(d: Path) -> Any:
-    """Load a valid entry's payload."""
-    return torch.load(d / PAYLOAD, map_location="cpu", weights_only=False)
+def is_valid(d: Path, cfg: Any = None) -> bool:
+    """True when ``d`` is a complete entry whose payload matches its recorded checksum (and, when ``cfg``
+    is given, whose stored config equals ``cfg``)."""
+    return _problem(d, cfg) is None
+
+
+# ------------------------------------------------------------------------------------- payload coding
+def encode(obj: Any) -> Any:
+    """``obj`` as data that ``torch.load(weights_only=True)`` accepts.
+
+    Tensors, ``str``, ``int``, ``float``, ``bool``, ``None``, and lists, tuples and dicts of them pass
+    through; a numpy array becomes ``{"__ndarray__": tensor}`` (restored by :func:`decode`); a numpy
+    scalar becomes the Python number.  Anything else raises ``TypeError``.
+    """
+    import numpy as np
+    import torch
+
+    if isinstance(obj, np.generic):  # before the Python types: np.float64 is a float subclass
+        return obj.item()
+    if obj is None or isinstance(obj, (str, bool, int, float, torch.Tensor)):
+        return obj
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            raise TypeError("cannot cache a numpy array of dtype object")
+        return {_NDARRAY: torch.from_numpy(np.ascontiguousarray(obj))}
+    if isinstance(obj, (list, tuple)):  # named tuples and other subclasses become plain ones
+        return (tuple if isinstance(obj, tuple) else list)(encode(v) for v in obj)
+    if isinstance(obj, dict):
+        if _NDARRAY in obj:
+            raise TypeError(f"cannot cache a dict with the reserved key {_NDARRAY!r}")
+        return {k: encode(v) for k, v in obj.items()}
+    raise TypeError(f"cannot cache an object of type {type(obj).__name__}; convert it to tensors, numbers, "
+                    "strings, lists or dicts")
+
+
+def decode(obj: Any) -> Any:
+    """Inverse of :func:`encode`."""
+    if isinstance(obj, dict):
+        if set(obj) == {_NDARRAY}:
+            return obj[_NDARRAY].numpy()
+        return {k: decode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return (tuple if isinstance(obj, tuple) else list)(decode(v) for v in obj)
+    return obj
+
+
+def load_plain(path: Path) -> Any:
+    """``torch.load(path, weights_only=True)`` on the CPU: plain data only, never code."""
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def load(d: Path, cfg: Any = None) -> Any:
+    """Load an entry's payload with ``weights_only=True``; with ``cfg``, raise ``ValueError`` unless the
+    config stored inside the payload equals it."""
+    p = load_plain(d / PAYLOAD)
+    if not isinstance(p, dict) or p.get("format") != _FORMAT:
+        raise ValueError(f"{d / PAYLOAD} is not an eaglebook cache payload")
+    if cfg is not None and p.get("config") != canonical_json(cfg):
+        raise ValueError(f"{d / PAYLOAD} holds the result of another config")
+    return decode(p["data"])
+
+
+# ------------------------------------------------------------------------------------------- writing
+def clean_stale_tmp(folder: Path, max_age: float = STALE_TMP_SECONDS) -> list[Path]:
+    """Remove temporary folders and files (``.tmp-*``) in ``folder`` last modified more than ``max_age``
+    seconds ago: leftovers of killed writers.  Younger ones may belong to a running writer and stay.
+    Returns what was removed."""
+    now, removed = time.time(), []
+    for p in Path(folder).glob(".tmp-*"):
+        try:
+            if now - p.lstat().st_mtime <= max_age:
+                continue
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed.append(p)
+        except OSError:  # another process removed it first
+            pass
+    return removed
 
 
 def save_atomic(obj: Any, d: Path, cfg: Any, seconds: float) -> None:
-    """Write ``obj`` as entry ``d`` atomically (temporary folder, then rename)."""
+    """Write ``obj`` (see :func:`encode`) as entry ``d`` atomically (temporary folder, then rename)."""
+    import torch
+
     from . import __version__
 
+    data = encode(obj)
     d.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_tmp(d.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{d.name}-", dir=d.parent))
     try:
-        torch.save(obj, tmp / PAYLOAD)
+        torch.save({"format": _FORMAT, "config": canonical_json(cfg), "data": data}, tmp / PAYLOAD)
         (tmp / CONFIG).write_text(json.dumps(_jsonable(cfg), indent=2, sort_keys=True, default=str))
         meta = dict(schema=CACHE_SCHEMA, sha256=_sha256(tmp / PAYLOAD), seconds=seconds,
                     eaglebook=__version__, torch=torch.__version__, created=time.strftime("%Y-%m-%dT%H:%M:%S"))
@@ -129,20 +246,41 @@ def _locked(d: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+_MISSING = object()
+
+
+def _try_load(d: Path, cfg: Any) -> tuple[Any, str | None]:
+    """(payload, None) for a usable entry; else (``_MISSING``, why not)."""
+    problem = _problem(d, cfg)
+    if problem is None:
+        try:
+            return load(d, cfg), None
+        except Exception as e:  # refused by weights_only, truncated, foreign format, other config
+            first_line = (str(e).splitlines() or [""])[0]
+            problem = f"cannot be loaded safely ({type(e).__name__}: {first_line})"
+    return _MISSING, problem
+
+
 def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = False) -> Any:
     """Return the cached result for ``(kind, cfg)``, computing and storing it if needed.
 
-    ``force=True`` recomputes and overwrites.  ``compute`` takes no arguments; its result must be
-    picklable by ``torch.save``.
+    ``force=True`` recomputes and overwrites.  ``compute`` takes no arguments; its result must be plain
+    data (see :func:`encode`).  An entry that is corrupt, refused by the safe loader or stored for another
+    config is reported with a ``RuntimeWarning`` and rebuilt.
     """
     d = entry_dir(kind, cfg)
-    if not force and is_valid(d):
-        return load(d)
+    if not force:
+        obj, _ = _try_load(d, cfg)
+        if obj is not _MISSING:
+            return obj
     with _locked(d):
-        if not force and is_valid(d):  # another run finished it while we waited
-            return load(d)
-        if d.exists() and not force:
-            warnings.warn(f"cache entry {d} is incomplete or corrupt; rebuilding it", RuntimeWarning, stacklevel=2)
+        if not force:
+            obj, problem = _try_load(d, cfg)  # another run may have finished it while we waited
+            if obj is not _MISSING:
+                return obj
+            if d.exists():
+                warnings.warn(f"cache entry {d} is incomplete or corrupt ({problem}); rebuilding it",
+                              RuntimeWarning, stacklevel=2)
         t0 = time.perf_counter()
         obj = compute()
         save_atomic(obj, d, cfg, time.perf_counter() - t0)
@@ -150,6 +288,6 @@ def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = Fal
 
 
 def clear(kind: str | None = None) -> None:
-    """Delete the whole cache (or one kind of entry)."""
+    """Delete the whole cache (or one kind of entry, checkpoints included)."""
     target = root() / kind if kind else root()
     shutil.rmtree(target, ignore_errors=True)

@@ -7,7 +7,7 @@ prediction −D_L (see :mod:`eaglebook.models`) and the clean D, with the prompt
 
 Randomness: three independent ``torch.Generator``\\ s, seeded from ``cfg.seed`` through
 ``numpy.random.SeedSequence(cfg.seed).spawn(3)``: model initialisation, training batches, held-out test
-set.  Same config → bit-identical history on CPU.
+set.  Same config → bit-identical history on CPU.  Nothing draws from the global torch or numpy RNG.
 
 Loss spikes are recorded, not hidden (the paper's Fig. 9 shows the same spikes): every step's loss is kept
 (NaN where the step was skipped) together with the pre-clip gradient norm; with ``cfg.skip_nonfinite``
@@ -15,15 +15,26 @@ a step whose loss or gradient is non-finite is skipped (no parameter update) and
 The test metrics report the median per-sample MSE next to the mean, because the mean is dominated by
 rare large-‖A‖ matrices.
 
-:func:`train` is pure (no file I/O); :func:`trained` goes through :func:`eaglebook.cache.cached`.
+:func:`train` is pure (no file I/O) unless given a checkpoint file; :func:`trained` goes through
+:func:`eaglebook.cache.cached`.
+
+Checkpoints: :func:`trained` writes a resumable checkpoint every few minutes (:func:`checkpoint_interval`,
+``$EAGLEBOOK_CHECKPOINT_SECONDS``) next to the cache entry; it holds the weights, the optimiser state, the
+batch generator's state, the step counter and everything recorded so far, so a run interrupted at any
+point resumes from its last checkpoint and ends bit-identical to an uninterrupted run on the same machine
+(with the same thread count).
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import os
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -36,6 +47,7 @@ from .models import LinearTransformer
 __all__ = ["Run", "train", "trained", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
+_log = logging.getLogger(__name__)
 
 
 def seeds(seed: int) -> tuple[int, int, int]:
@@ -158,88 +170,149 @@ def evaluate(model: LinearTransformer, X_clean: torch.Tensor, X_obs: torch.Tenso
 
 # ---------------------------------------------------------------------------------------------- train
 def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: bool = True, threads: int | None = 1,
-          init_state: dict[str, torch.Tensor] | None = None) -> Run:
-    """Train one model with the paper's recipe; pure (no file I/O).  See the module docstring.
+          init_state: dict[str, torch.Tensor] | None = None, checkpoint: str | Path | None = None,
+          checkpoint_seconds: float | None = None) -> Run:
+    """Train one model with the paper's recipe.  See the module docstring.
 
     ``init_state``: start from these weights (a state dict matching ``cfg.model``) instead of the random
     initialisation, e.g. to fine-tune a pruned model.
 
+    ``checkpoint``: a file to resume from (when it holds a usable checkpoint of ``cfg``) and to write a
+    resumable checkpoint to every ``checkpoint_seconds`` (see :func:`checkpoint_interval`); the only file
+    I/O of this function, which is pure without it.  Cannot be combined with ``init_state``, which the
+    config does not describe.
+
     ``threads``: ``torch.set_num_threads`` for the duration of the call (restored afterwards); 1 is the
-    robust choice on a shared CPU; ``None`` leaves the setting alone.
+    robust choice on a shared CPU (the matrices are tiny); ``None`` leaves the setting alone.
     """
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"argument cfg must be a TrainConfig, got {type(cfg).__name__}")
+    if checkpoint is not None and init_state is not None:
+        raise ValueError("arguments checkpoint and init_state cannot be combined: a checkpoint is matched to "
+                         "its run by the config alone, which does not describe init_state")
     dev = resolve_device(device)
     dtype = _DTYPES[cfg.dtype]
+    ckpt = None if checkpoint is None else _Checkpoint(Path(checkpoint), cfg, dev, checkpoint_seconds)
     old_threads = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(int(threads))
     try:
-        return _train(cfg, dev, dtype, progress, init_state)
+        return _train(cfg, dev, dtype, progress, init_state, ckpt)
     finally:
         if threads is not None:
             torch.set_num_threads(old_threads)
 
 
-def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bool,
-           init_state: dict[str, torch.Tensor] | None = None) -> Run:
-    t0 = time.perf_counter()
-    task = cfg.task
-    s_init, s_train, _ = seeds(cfg.seed)
-    model = LinearTransformer(cfg.model, task, generator=torch.Generator().manual_seed(s_init), dtype=dtype, device=dev)
-    if init_state is not None:
-        model.load_state_dict({k: v.to(dtype) for k, v in init_state.items()})
-    g_train = torch.Generator(device=dev).manual_seed(s_train)
-    X_test, Xo_test = test_set(cfg)
-    base = baselines(X_test, Xo_test, task)
-    params = list(model.parameters())
-    opt = adam(params, cfg.lr, dev)
+_EVALS = ("eval_step", "test_mse_mean", "test_mse_median", "test_frac_worse_than_zero")
 
-    losses = torch.full((cfg.steps,), float("nan"), dtype=torch.float32)
-    gnorms = torch.full((cfg.steps,), float("nan"), dtype=torch.float32)
-    skipped: list[int] = []
-    ev_step, ev_mean, ev_med, ev_frac = [], [], [], []
 
-    def do_eval(step: int) -> None:
-        r = evaluate(model, X_test, Xo_test, task)
-        ev_step.append(step)
-        ev_mean.append(r["mean"])
-        ev_med.append(r["median"])
-        ev_frac.append(r["frac_worse_than_zero"])
+@dataclass
+class _Live:
+    """The objects a training run mutates: model, optimiser, batch generator."""
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, desc=f"{cfg.model.regime} seed {cfg.seed}", leave=False, mininterval=1.0)
-    for step in range(cfg.steps):
-        lv, gv, stepped = train_step(model, opt, params, cfg, g_train)
+    model: LinearTransformer
+    opt: torch.optim.Optimizer
+    params: list
+    generator: torch.Generator
+
+    @classmethod
+    def fresh(cls, cfg: TrainConfig, dev: torch.device, dtype: torch.dtype,
+              init_state: dict[str, torch.Tensor] | None) -> "_Live":
+        s_init, s_train, _ = seeds(cfg.seed)
+        g_init = torch.Generator().manual_seed(s_init)
+        model = LinearTransformer(cfg.model, cfg.task, generator=g_init, dtype=dtype, device=dev)
+        if init_state is not None:
+            model.load_state_dict({k: v.to(dtype) for k, v in init_state.items()})
+        params = list(model.parameters())
+        return cls(model, adam(params, cfg.lr, dev), params, torch.Generator(device=dev).manual_seed(s_train))
+
+
+@dataclass
+class _Record:
+    """What a run has recorded so far: per-step loss and gradient norm, skipped steps, evaluations."""
+
+    losses: torch.Tensor
+    gnorms: torch.Tensor
+    skipped: list[int] = field(default_factory=list)
+    evals: dict[str, list] = field(default_factory=lambda: {k: [] for k in _EVALS})
+    step: int = 0          # steps completed
+    seconds: float = 0.0   # training time spent by earlier (interrupted) processes
+
+    @classmethod
+    def fresh(cls, cfg: TrainConfig) -> "_Record":
+        return cls(torch.full((cfg.steps,), float("nan"), dtype=torch.float32),
+                   torch.full((cfg.steps,), float("nan"), dtype=torch.float32))
+
+    def add_step(self, step: int, loss: float, gnorm: float, stepped: bool) -> None:
         if stepped:
-            losses[step] = lv
-            gnorms[step] = gv
+            self.losses[step] = loss
+            self.gnorms[step] = gnorm
         else:
-            skipped.append(step)
+            self.skipped.append(step)
+        self.step = step + 1
+
+    def add_eval(self, step: int, r: dict[str, Any]) -> None:
+        for k, v in zip(_EVALS, (step, r["mean"], r["median"], r["frac_worse_than_zero"])):
+            self.evals[k].append(v)
+
+    def history(self) -> dict[str, np.ndarray]:
+        e = self.evals
+        return {"train_loss": self.losses.numpy(), "grad_norm": self.gnorms.numpy(),
+                "skipped": np.asarray(self.skipped, dtype=np.int64),
+                "eval_step": np.asarray(e["eval_step"], dtype=np.int64),
+                **{k: np.asarray(e[k], dtype=np.float64) for k in _EVALS[1:]}}
+
+
+def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bool,
+           init_state: dict[str, torch.Tensor] | None = None, ckpt: "_Checkpoint | None" = None) -> Run:
+    t0 = time.perf_counter()
+    live, rec = _Live.fresh(cfg, dev, dtype, init_state), _Record.fresh(cfg)
+    if ckpt is not None:
+        live, rec = ckpt.resume(live, rec, lambda: (_Live.fresh(cfg, dev, dtype, None), _Record.fresh(cfg)))
+    X_test, Xo_test = test_set(cfg)
+    base = baselines(X_test, Xo_test, cfg.task)
+    bar = _bar(cfg, rec.step) if progress else None
+    if rec.step and ckpt is not None:
+        _say(ckpt.resumed_message(rec.step), bar)
+    for step in range(rec.step, cfg.steps):
+        lv, gv, stepped = train_step(live.model, live.opt, live.params, cfg, live.generator)
+        rec.add_step(step, lv, gv, stepped)
         if bar is not None:
-            bar.update(1)
-            if step % 50 == 0:
-                bar.set_postfix(loss=f"{lv:.2e}", test_med=f"{ev_med[-1]:.2e}" if ev_med else "-",
-                                skipped=len(skipped), refresh=False)
+            _bar_update(bar, step, lv, rec)
         if cfg.eval_every and (step + 1) % cfg.eval_every == 0 and step + 1 < cfg.steps:
-            do_eval(step + 1)
-    do_eval(cfg.steps)
+            rec.add_eval(step + 1, evaluate(live.model, X_test, Xo_test, cfg.task))
+        if ckpt is not None and ckpt.due():
+            ckpt.save(live, rec, rec.seconds + time.perf_counter() - t0)
+    rec.add_eval(cfg.steps, evaluate(live.model, X_test, Xo_test, cfg.task))
     if bar is not None:
         bar.close()
+    state = {k: v.detach().to("cpu").clone() for k, v in live.model.state_dict().items()}
+    return Run(cfg=cfg, state_dict=state, history=rec.history(), baselines=base,
+               seconds=rec.seconds + time.perf_counter() - t0, n_skipped=len(rec.skipped), device=str(dev))
 
-    history = {
-        "train_loss": losses.numpy(), "grad_norm": gnorms.numpy(),
-        "skipped": np.asarray(skipped, dtype=np.int64),
-        "eval_step": np.asarray(ev_step, dtype=np.int64),
-        "test_mse_mean": np.asarray(ev_mean, dtype=np.float64),
-        "test_mse_median": np.asarray(ev_med, dtype=np.float64),
-        "test_frac_worse_than_zero": np.asarray(ev_frac, dtype=np.float64),
-    }
-    state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
-    return Run(cfg=cfg, state_dict=state, history=history, baselines=base,
-               seconds=time.perf_counter() - t0, n_skipped=len(skipped), device=str(dev))
+
+def _bar(cfg: TrainConfig, start: int):
+    """A tqdm progress bar over ``cfg.steps`` steps, starting at step ``start``."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=cfg.steps, initial=start, desc=f"{cfg.model.regime} seed {cfg.seed}", leave=False,
+                mininterval=1.0)
+
+
+def _bar_update(bar, step: int, loss: float, rec: _Record) -> None:
+    bar.update(1)
+    if step % 50 == 0:
+        med = rec.evals["test_mse_median"]
+        bar.set_postfix(loss=f"{loss:.2e}", test_med=f"{med[-1]:.2e}" if med else "-", skipped=len(rec.skipped),
+                        refresh=False)
+
+
+def _say(msg: str, bar) -> None:
+    """A message next to the progress bar (printed), or to the log when there is no bar."""
+    if bar is not None:
+        bar.write(msg)
+    else:
+        _log.info(msg)
 
 
 def train_step(model: LinearTransformer, opt: torch.optim.Optimizer, params: list, cfg: TrainConfig,
@@ -271,16 +344,144 @@ def adam(params, lr: float, dev: torch.device) -> torch.optim.Optimizer:
     except (RuntimeError, TypeError, ValueError):  # fused not supported for this device/dtype/version
         return torch.optim.Adam(params, lr=lr, foreach=True)
 
+# ---------------------------------------------------------------------------------------- checkpoints
+CHECKPOINT_ENV = "EAGLEBOOK_CHECKPOINT_SECONDS"
+#: Seconds between two checkpoints of a training run, unless the argument or the environment says otherwise.
+DEFAULT_CHECKPOINT_SECONDS = 120.0
+_CKPT_FORMAT = "eaglebook.TrainCheckpoint/1"
 
-def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool = False, progress: bool = True) -> Run:
+
+def checkpoint_interval(seconds: float | None = None) -> float:
+    """Seconds between checkpoints: ``seconds`` if given, else ``$EAGLEBOOK_CHECKPOINT_SECONDS``, else
+    :data:`DEFAULT_CHECKPOINT_SECONDS`.  0 writes one after every step; ``inf`` never writes one."""
+    if seconds is not None:
+        return _seconds("argument checkpoint_seconds", seconds)
+    env = os.environ.get(CHECKPOINT_ENV, "").strip()
+    if not env:
+        return DEFAULT_CHECKPOINT_SECONDS
+    try:
+        value: Any = float(env)
+    except ValueError:
+        value = env
+    return _seconds(f"environment variable {CHECKPOINT_ENV}", value)
+
+
+def _seconds(what: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{what}={value!r} is not valid; allowed values: numbers >= 0 (0: after every step)")
+    return float(value)
+
+
+class _Checkpoint:
+    """A resumable checkpoint of one training run in the file ``path``.
+
+    It holds everything the rest of the run depends on: the weights, the optimiser state, the state of the
+    batch generator (the only random stream drawn from while training: the initialisation and the test set
+    are drawn up front from their own seeds), the steps completed and all that was recorded so far, plus
+    the canonical JSON of the config and the device, which must match for a resume.  It is written
+    atomically (temporary file, then ``os.replace``) and read with ``torch.load(weights_only=True)``.
+    """
+
+    def __init__(self, path: Path, cfg: TrainConfig, dev: torch.device, seconds: float | None = None):
+        self.path, self.cfg, self.dev = path, cfg, dev
+        self.every = checkpoint_interval(seconds)
+        self._last = time.monotonic()
+
+    def due(self) -> bool:
+        return time.monotonic() - self._last >= self.every
+
+    def save(self, live: _Live, rec: _Record, seconds: float) -> None:
+        from . import cache
+
+        ck = {"format": _CKPT_FORMAT, "config": cache.canonical_json(self.cfg), "device": str(self.dev),
+              "step": rec.step, "seconds": float(seconds), "model": live.model.state_dict(),
+              "optimizer": live.opt.state_dict(), "generator": live.generator.get_state(),
+              "losses": rec.losses, "gnorms": rec.gnorms, "skipped": list(rec.skipped),
+              "evals": {k: list(v) for k, v in rec.evals.items()}}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".tmp-{self.path.stem.lstrip('.')}-", suffix=".pt", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                torch.save(ck, f)
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        self._last = time.monotonic()
+
+    def resume(self, live: _Live, rec: _Record, fresh) -> tuple[_Live, _Record]:
+        """Load the checkpoint into ``live`` and ``rec`` when there is a usable one; otherwise (none, or
+        one that is corrupt or for another run: warned about) return them unchanged.  ``fresh()`` makes a
+        clean pair in case a checkpoint fails half-way through loading."""
+        ck = self._read()
+        if ck is None:
+            return live, rec
+        try:
+            live.model.load_state_dict(ck["model"])
+            live.opt.load_state_dict(ck["optimizer"])
+            live.generator.set_state(ck["generator"])
+            rec.losses.copy_(ck["losses"])
+            rec.gnorms.copy_(ck["gnorms"])
+            rec.skipped, rec.step, rec.seconds = list(ck["skipped"]), int(ck["step"]), float(ck["seconds"])
+            rec.evals = {k: list(ck["evals"][k]) for k in _EVALS}
+        except (KeyError, RuntimeError, TypeError, ValueError) as e:
+            self._ignore(f"it does not fit this run ({type(e).__name__}: {e})")
+            return fresh()
+        return live, rec
+
+    def _read(self) -> dict | None:
+        from . import cache
+
+        if not self.path.exists():
+            return None
+        try:
+            ck = cache.load_plain(self.path)
+        except Exception as e:  # truncated, garbage, or refused by the safe loader
+            return self._ignore(f"it cannot be loaded ({type(e).__name__})")
+        if not isinstance(ck, dict) or ck.get("format") != _CKPT_FORMAT:
+            return self._ignore("it is not a training checkpoint")
+        if ck.get("config") != cache.canonical_json(self.cfg):
+            return self._ignore("it was written for another config")
+        if ck.get("device") != str(self.dev):
+            return self._ignore(f"it was written on device {ck.get('device')!r}, not {str(self.dev)!r}")
+        if not (isinstance(ck.get("step"), int) and 0 <= ck["step"] <= self.cfg.steps):
+            return self._ignore(f"its step {ck.get('step')!r} is out of range")
+        return ck
+
+    def _ignore(self, why: str) -> None:
+        warnings.warn(f"ignoring training checkpoint {self.path}: {why}; training from step 0",
+                      RuntimeWarning, stacklevel=4)
+        return None
+
+    def resumed_message(self, step: int) -> str:
+        c = self.cfg
+        return f"{c.model.regime} seed {c.seed}: resumed from step {step} of {c.steps} ({self.path})"
+
+
+
+def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool = False, progress: bool = True,
+            checkpoint_seconds: float | None = None) -> Run:
     """The trained run for ``cfg``, from the cache if present (``cache.cached('train', cfg, …)``).
 
     The cache stores :meth:`Run.to_payload` (plain tensors and numbers), so it loads with
-    ``torch.load(weights_only=True)``.
+    ``torch.load(weights_only=True)``.  While training, a resumable checkpoint is written every
+    ``checkpoint_seconds`` (see :func:`checkpoint_interval`; default two minutes) to
+    ``<cache root>/train/.ckpt-<config hash>.pt``; an interrupted call resumes from it the next time,
+    bit-identically to an uninterrupted run on the same machine.  It is deleted once the entry is written;
+    ``force=True`` discards it and trains from scratch.
     """
     from . import cache
 
-    obj = cache.cached("train", cfg, lambda: train(cfg, device=device, progress=progress).to_payload(), force=force)
+    ckpt = cache.checkpoint_path("train", cfg)
+
+    def compute() -> dict[str, Any]:
+        if force:
+            ckpt.unlink(missing_ok=True)
+        return train(cfg, device=device, progress=progress, checkpoint=ckpt,
+                     checkpoint_seconds=checkpoint_seconds).to_payload()
+
+    obj = cache.cached("train", cfg, compute, force=force)
+    ckpt.unlink(missing_ok=True)
     return obj if isinstance(obj, Run) else Run.from_payload(obj)
 
 
@@ -293,17 +494,17 @@ def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, prog
     """:func:`trained` for many configs; the ones missing from the cache train in parallel processes.
 
     One process per core (``workers`` defaults to ``os.cpu_count()``), each with one thread (the matrices
-    are tiny, so processes scale where threads do not).  Results go through the cache, so an
-    interrupted call loses at most the runs in flight.  Returns the runs in the order of ``cfgs``.
+    are tiny, so processes scale where threads do not).  Results go through the cache, and the runs in
+    flight write checkpoints, so an interrupted call resumes where it stopped.  Returns the runs in the
+    order of ``cfgs``.
     """
     import concurrent.futures as cf
     import multiprocessing as mp
-    import os
 
     from . import cache
 
     cfgs = list(cfgs)
-    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c))]
+    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c), c)]
     missing.sort(key=lambda c: -c.steps * c.batch * c.model.heads)   # longest first: better packing
     workers = min(workers or os.cpu_count() or 1, len(missing))
     if workers > 1:
