@@ -10,7 +10,6 @@ Everything here is a pure value: no module-level mutable state, no RNG.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
@@ -183,8 +182,3 @@ def get(profile: str | None = None, **train_overrides) -> Profile:
     if train_overrides:
         p = replace(p, train=replace(p.train, **train_overrides))
     return p
-
-
-def as_dict(cfg: Any) -> dict:
-    """A JSON-friendly dict of a (nested) config dataclass."""
-    return dataclasses.asdict(cfg)

@@ -269,10 +269,6 @@ class Ledger:
         os.replace(tmp, path)
         return path
 
-    def markdown(self) -> str:
-        """This chapter's comparisons as a Markdown table."""
-        return comparisons_table([self])
-
 
 #: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
 BOOK_PARAMETERS = {"seed": 0}
