@@ -157,6 +157,10 @@ class Profile:
     prune_heads: int = 8           # chapter 3: heads of the model that is pruned to one head
     prune_finetune_steps: int = 2000  # chapter 3: fine-tuning steps after pruning
     eagle_n: int = 240             # chapter 5: n = d of the solver demonstrations (the paper's default)
+    ns_n: int = 120                # chapter 6: n = d of the theorem checks and the κ sweep
+    ns_kappa_max: float = 1e14     # chapter 6: the κ sweep runs over 1e1, 1e2, …, ns_kappa_max
+    ns_alpha_d: int = 30           # chapter 6: rows d of the distributed α sweep (3 machines, d−1 columns each)
+    ns_alpha_min: float = 0.01     # chapter 6: the smallest diversity index of the α sweep (cost ∝ 1/α)
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
         """The training config for one regime and seed under this profile."""
@@ -173,6 +177,7 @@ def _ci() -> Profile:
     # a shorter run is honestly less accurate; see each chapter's reproduction notes).
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
+                   ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7))
 
 
