@@ -13,17 +13,20 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 .PHONY: book test setup lab clean-cache clean
 setup: $(STAMP)
 
+# matplotlib's font cache is built here, not as a warning in chapter 1.
 $(STAMP): requirements.txt pyproject.toml .jupyter/lab/settings/overrides.json
 	@echo "== setting up $(VENV) (first run: about a minute) =="
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.txt 2>&1 \
 	  | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 --display-name "Python 3 (eaglebook)" >/dev/null
+	$(BIN)/python -c "import matplotlib.pyplot" 2>/dev/null
 	mkdir -p $(LAB_SETTINGS) && cp .jupyter/lab/settings/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)
 
+# TQDM_DISABLE: no progress bars in the HTML; stderr (warnings) is shown there (_config.yml: stderr_output)
 book: $(STAMP)
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	TQDM_DISABLE=1 $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "== open _build/html/index.html =="
 
 test: $(STAMP)
