@@ -2,6 +2,8 @@
 # requirements change), so a fresh machine needs nothing but Python 3.10+ and make.
 #   make book   -> builds the HTML book into _build/html (profile: $EAGLEBOOK_PROFILE, default paper)
 #   make test   -> runs the unit tests and every chapter (profile ci) with pytest
+# Checks in a real browser (need Chromium + chromedriver, e.g. Debian's chromium and chromium-driver):
+#   make check-html -> opens every page of an existing _build/html, screenshots in _build/screenshots
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 PYTHON ?= python3
@@ -10,7 +12,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: book test setup lab clean-cache clean
+.PHONY: book test setup lab check-html clean-cache clean
 setup: $(STAMP)
 
 # matplotlib's font cache is built here, not as a warning in chapter 1.
@@ -31,6 +33,11 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+HTML ?= _build/html
+check-html: $(STAMP)
+	@test -f $(HTML)/index.html || { echo "check-html: no built book in $(HTML); run 'make book' first (quick: EAGLEBOOK_PROFILE=ci make book)" >&2; exit 2; }
+	$(BIN)/python -m eaglebook._toolchain.check_html --html $(HTML) --screenshots _build/screenshots
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab book/
