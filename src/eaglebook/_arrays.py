@@ -160,7 +160,8 @@ def prepare(named: dict, extra: dict | None = None) -> tuple[dict, IO]:
 def out(io: IO, t: torch.Tensor):
     """``t`` converted back to the caller's array type and dtype."""
     if io.numpy:
-        return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
+        with np.errstate(over="ignore"):   # a value beyond the output dtype becomes inf (callers report it)
+            return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
     return t.to(io.out_torch)
 
 
