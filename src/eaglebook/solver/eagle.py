@@ -816,6 +816,8 @@ def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
 def split_columns(A, B, machines: int) -> tuple[list, list]:
     """Split the n columns of A and B into ``machines`` contiguous blocks (the distributed layout of
     ``eaglebook._arrays.machine_edges``, shared with the model and the task)."""
+    A = A if isinstance(A, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("A", A))
+    B = B if isinstance(B, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("B", B))
     n = A.shape[-1]
     edges = machine_edges(n, machines)
     if B.shape[-1] != n:
