@@ -165,8 +165,10 @@ def check(c):
         if near:    # a singular value at the cut-off: truncated differently from lstsq (docstring)
             kappa = max(kappa, 1 / rcond)
         dd1 = np.ldexp(dd, -e)
+        fo = np.finfo(r.D.dtype) if r.D.dtype.kind == "f" else np.finfo(np.float64)
         bound = r.iterations * 2 * p * u * kappa * N + 2 * tol * max(np.linalg.norm(D1), np.linalg.norm(dd1)) \
-            + p * 1.1e-16 * kappa * N
+            + p * 1.1e-16 * kappa * N \
+            + fo.eps * np.linalg.norm(D1) + np.ldexp(np.sqrt(D1.size) * fo.tiny * fo.eps, -e)   # output rounding
         err = np.linalg.norm(dd1 - D1)
         assert err <= bound, (f"converged but ‖D − D*‖ = {err:.3g} > bound {bound:.3g} (κ={kappa:.2g}, "
                               f"status {r.status}, {r.iterations} it, level {r.level:.2g})")

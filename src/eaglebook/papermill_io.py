@@ -49,7 +49,10 @@ class UnknownParameterFilter(logging.Filter):
                 break
             frame = frame.f_back
         names = ", ".join(repr(p) for p in unknown)
-        have = f"its parameters are: {', '.join(known)}" if known is not None else "see its parameters cell"
+        if known is None:
+            have = "see its parameters cell"
+        else:
+            have = f"its parameters are: {', '.join(known)}" if known else "it has no parameters cell"
         raise ValueError(f"unknown parameter {names} for this notebook; {have}")
 
 
@@ -74,7 +77,9 @@ def read_text_notebook(path: str) -> str:
     import nbformat
 
     nb = jupytext.read(path)
-    nb.metadata.setdefault("kernelspec", dict(KERNELSPEC))
+    ks = nb.metadata.setdefault("kernelspec", dict(KERNELSPEC))
+    for k, v in KERNELSPEC.items():   # papermill needs the language to find the parameters cell
+        ks.setdefault(k, v)
     return nbformat.writes(nb)
 
 

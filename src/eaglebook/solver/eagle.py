@@ -121,7 +121,7 @@ class Result:
           the relative component of B in A's right kernel).  D is the best available (the kept
           directions finished exactly); use the centralized solver or ``lstsq`` if ``level`` is too large.
         * ``"out_of_range"``: D was found in the solver's rescaled frame but is not representable in the
-          output dtype (it overflows, or underflows below tiny/eps); pass wider input (float64).
+          output dtype (it overflows, or its largest entry is below the smallest normal number); pass wider input (float64).
         * ``"diverged"``: ‖C_ℓ‖ or ‖A_ℓ‖ grew by 4× (with a valid ρ both never grow): ρ is too large
           (``rho_scale`` < 1, a wrong ``rho`` callable, η or γ too large).  D is the last iterate before.
         * ``"non_finite"``: D became NaN or inf in the rescaled frame; stopped.
@@ -674,7 +674,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         mx = _maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy()
         with np.errstate(divide="ignore"):
             L = np.log2(mx) + E
-        oor = (mx > 0) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny / fi.eps)))
+        oor = (mx > 0) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny)))
         status[oor & (status == "converged")] = "out_of_range"
     st = next((s for s in STATUSES[::-1] if s in set(status)), "converged")
     fpr = (d + dp) * n_prime if machines > 1 else 0
