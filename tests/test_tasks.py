@@ -170,8 +170,8 @@ def test_papermill_rejects_an_unknown_parameter(tmp_path):
     import sys
     from pathlib import Path
     md = tmp_path / "chapter.md"
-    md.write_text("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  name: python3\n"
-                  "  display_name: Python 3\n---\n\n```{code-cell} ipython3\n:tags: [parameters]\n"
+    md.write_text("---\njupytext:\n  formats: md:myst\n  text_representation:\n    extension: .md\n"
+                  "    format_name: myst\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n:tags: [parameters]\n"
                   "profile = None\nseed = 0\n```\n\n```{code-cell} ipython3\nprint(seed)\n```\n")
     pm = [str(Path(sys.executable).with_name("papermill")), str(md), str(tmp_path / "out.ipynb"), "--prepare-only"]
     bad = subprocess.run(pm + ["-p", "sed", "3"], capture_output=True, text=True, timeout=300)
