@@ -50,6 +50,7 @@ Implementation notes
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
@@ -107,7 +108,10 @@ class Result:
           direction of A_ℓ still being conditioned, and the directions dropped by ``rcond`` have put at
           most tol·‖D‖ (the estimate is ``level``) into D.  Use D; its error against B A_rcond^† C is
           then limited by rounding, about κ(A)·u times ‖B‖‖A^†‖‖C‖ (u the compute dtype's unit
-          roundoff; for float32 the floor is measured in the book's chapter on the solver).
+          roundoff).  Sketched: the rule must hold for W = ⌈(n/r)(ln n + 0.58)⌉ UPDATEs in a row (every
+          column drawn once in expectation) and the geometric tail W·δ/(1 − q^W) of the changes still to
+          come (δ the largest change of the last W, q^W its ratio to the W before) must be <= the rule's
+          bound; there is no spectral check.
         * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
         * ``"stalled"``: every direction is conditioned but the D change stopped shrinking above ``tol``:
           the precision floor of the compute dtype (``level`` is the relative size of the change there,
@@ -545,6 +549,19 @@ def _consistency_level(A0s, B0s, C, rcond):
     return f(epsB[..., 0] * kappa), f(epsB[..., 0])
 
 
+def _geometric_tail(h, W):
+    """Bound of what a sketched iteration still has to change D: with the largest change of the last W
+    UPDATEs δ and its ratio q^W to the W before, Σ of the future changes <= W·δ/(1 − q^W) (inf if none)."""
+    if len(h) < 2 * W:
+        return math.inf
+    h = list(h)
+    new, old = max(h[W:]), max(h[:W])
+    if new == 0:
+        return 0.0
+    ratio = new / old if old > 0 else math.inf
+    return W * new / (1 - ratio) if ratio < 1 else math.inf
+
+
 def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machines, rcond) -> Result:
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
     atol = float(atol)
@@ -569,6 +586,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     dmin = np.full(nb, math.inf)
     dmin_at = np.zeros(nb, np.int64)
     streak = np.zeros(nb, np.int64)
+    hist = [collections.deque(maxlen=2 * window) for _ in range(nb)]
     logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
     deltas, errs, rels = [], [], []
     Dout, D_prev, C0log, A0log = D.clone(), D, None, None
@@ -612,7 +630,8 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
             if rel_d[i] < 0.9 * dmin[i]:
                 dmin[i], dmin_at[i] = rel_d[i], ell
             if sketched:
-                if streak[i] >= window:
+                hist[i].append(fd[i])
+                if streak[i] >= window and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]:
                     done[i], level[i] = True, rel_d[i]
                     status[i] = "converged" if opts.redraw else "fixed_sketch"
                     finish[i] = flat(D_)[i]
