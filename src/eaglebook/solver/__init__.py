@@ -7,6 +7,8 @@ checked by the test suite).
 
 from .eagle import (DEFAULT_TOL, RESCALE_BOUNDS, Iterate, Result, diversity_index, iterate, layerwise, solve,
                     solve_distributed, split_columns, update)
+from .dgd import solve_dgd
 
 __all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
-           "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS"]
+           "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS",
+           "solve_dgd"]

@@ -117,9 +117,9 @@ class DistributedError(RuntimeError):
     """A distributed run failed; ``rank`` is the culprit (None when it cannot be told) and ``cause``
     says what happened (``died``, ``hung``, ``never joined``, ``error``, ``timeout``)."""
 
-    def __init__(self, message: str, *, rank: int | None, cause: str):
+    def __init__(self, message: str, *, rank: int | None, cause: str, port: int | None = None):
         super().__init__(message)
-        self.rank, self.cause = rank, cause
+        self.rank, self.cause, self.port = rank, cause, port
 
 
 # ----------------------------------------------------------------------------------------------
@@ -138,9 +138,17 @@ class _Machine:
         self.eta, self.gamma, self.rho, self.rho_scale = eta, gamma, rho, rho_scale
         self.power_iters, self.rho_pool, self.rescale, self.freeze_tol = power_iters, rho_pool, rescale, freeze_tol
         self.linear = None   # (ΔC(I), ΔD(I)) once frozen
+        self.cond = 0.0      # this machine's vote: its A_ℓ is conditioned
 
     def _rho(self, A, k):
-        sigma, self.u = _norm2(A, self.rho, self.u, k)
+        if self.freeze_tol is not None and self.rho == "exact":   # one SVD for ρ and the conditioning vote
+            s = torch.linalg.svdvals(A)
+            self.cond = self._conditioned(s)
+            sigma = s[..., :1].unsqueeze(-1)
+        else:
+            sigma, self.u = _norm2(A, self.rho, self.u, k)
+            if self.freeze_tol is not None:
+                self.cond = self._conditioned(torch.linalg.svdvals(A))
         sigma = _pool(sigma * self.rho_scale, self.rho_pool)
         return torch.where(sigma > 0, 1.0 / torch.where(sigma > 0, sigma, torch.ones_like(sigma)) ** 2,
                            torch.zeros_like(sigma))
@@ -170,12 +178,10 @@ class _Machine:
             self.A, self.B = A, B
         rho = self._rho(A, self.power_iters if ell > 0 else 2 * self.power_iters)
         A2, B2, dC, dD = step(A, B, C, D, self.eta * rho, self.gamma * rho, d_scale=self._d_scale())
-        return A2, B2, dC, dD, self._conditioned(A2)
+        return A2, B2, dC, dD, self.cond
 
-    def _conditioned(self, A) -> float:
-        if self.freeze_tol is None:
-            return 0.0
-        s = torch.linalg.svdvals(A.to(torch.float64))
+    def _conditioned(self, s) -> float:
+        """1.0 when Σ_i (1 − σ_i²/σ_1²)² < freeze_tol over the positive singular values (every batch member)."""
         top = s[..., :1]
         pos = s > top * 1e-8
         dev = torch.where(pos, (1 - (s / torch.where(top > 0, top, torch.ones_like(top))) ** 2) ** 2,
@@ -445,6 +451,7 @@ def _child(rank, world, port, backend, timeout, A_mu, B_mu, C, opts, reference, 
                 time.sleep(3600)
         stage = "join"
         _dbg("joining")
+        conn.send(("joining", rank, None))
         os.environ["GLOO_SOCKET_IFNAME"] = _loopback_ifname()
         store = dist.TCPStore(_LOOPBACK, port, world, False, datetime.timedelta(seconds=timeout))
         dist.init_process_group(backend, store=store, rank=rank, world_size=world,
@@ -525,6 +532,7 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
 
     ctx = mp.get_context("spawn")
     store = dist.TCPStore(_LOOPBACK, 0, None, True, datetime.timedelta(seconds=join_timeout), wait_for_workers=False)
+    port = store.port
     beat = ctx.Array("q", [-1] * M, lock=False)
     procs, conns = [], []
     t_launch = time.monotonic()
@@ -532,14 +540,18 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
         for mu in range(M):
             r_conn, w_conn = ctx.Pipe(duplex=False)
             p = ctx.Process(target=_child, name=f"eagle-rank{mu}", daemon=True,
-                            args=(mu, M, store.port, backend, timeout, host(A_blocks[mu]), host(B_blocks[mu]), host(C),
+                            args=(mu, M, port, backend, timeout, host(A_blocks[mu]), host(B_blocks[mu]), host(C),
                                   opts, host(reference) if (reference is not None and mu == 0) else None,
                                   w_conn, beat, fault))
             p.start()
             w_conn.close()
             procs.append(p), conns.append(r_conn)
-        results = _watch(procs, conns, beat, wait, t_launch=t_launch, join_timeout=join_timeout,
-                         hang_timeout=hang_timeout)
+        try:
+            results = _watch(procs, conns, beat, wait, t_launch=t_launch, join_timeout=join_timeout,
+                             hang_timeout=hang_timeout)
+        except DistributedError as e:
+            e.port = port
+            raise
     finally:
         _stop(procs)
         for c in conns:
@@ -604,7 +616,8 @@ def _watch(procs, conns, beat, wait, *, t_launch, join_timeout, hang_timeout) ->
                 except (EOFError, OSError):
                     del open_conns[mu]
                     continue
-                if kind in ("started", "joined"):
+                last_change[mu] = time.monotonic()   # a message is progress too
+                if kind in ("started", "joining", "joined"):
                     state[mu] = kind
                 elif kind == "done":
                     results[mu] = payload
@@ -637,9 +650,9 @@ def _watch(procs, conns, beat, wait, *, t_launch, join_timeout, hang_timeout) ->
         now = time.monotonic()
         joined = [mu for mu in range(M) if state[mu] in ("joined", "done")]
         if len(joined) < M and now - t_launch > join_timeout:
-            absent = [mu for mu in range(M) if state[mu] == "launched" or
-                      (state[mu] == "started" and beat[mu] < 0 and _waiting_others(state, mu))]
-            missing = absent or [mu for mu in range(M) if mu not in joined]
+            # the culprits: ranks that never reached the rendezvous (others wait in it)
+            missing = [mu for mu in range(M) if state[mu] in ("launched", "started")]
+            missing = missing or [mu for mu in range(M) if mu not in joined]
             raise DistributedError(f"distributed EAGLE failed: rank {missing[0]} never joined the process group "
                                    f"within {join_timeout:g} s (ranks not joined: {missing})",
                                    rank=missing[0], cause="never joined")
@@ -655,10 +668,6 @@ def _watch(procs, conns, beat, wait, *, t_launch, join_timeout, hang_timeout) ->
                                        f"(no progress for {hang_timeout:g} s; the others were waiting in the "
                                        f"all_reduce); every process was stopped", rank=mu, cause="hung")
     return results
-
-
-def _waiting_others(state, mu) -> bool:
-    return any(s in ("started", "joined") for k, s in state.items() if k != mu)
 
 
 def _is_comm_error(msg: str) -> bool:
