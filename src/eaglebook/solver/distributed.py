@@ -320,7 +320,7 @@ def _make_machines(A_list, B_list, C, *, seed, eta, gamma, rho, rho_scale, power
             check_shapes(ts[an], ts[bn], ts["C"])
         except ValueError as e:
             raise ValueError(str(e).replace("argument A ", f"argument {an} ").replace("argument B ", f"argument {bn} ")
-                             .replace("argument C ", f"argument C ")) from None
+                             .replace("but A has", f"but {an} has")) from None
     rng = as_rng(seed)
     batch = tuple(ts["C"].shape[:-2])
     us = [None] * world
