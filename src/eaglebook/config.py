@@ -158,11 +158,12 @@ class Profile:
     prune_heads: int = 8           # chapter 3: heads of the model that is pruned to one head
     prune_finetune_steps: int = 2000  # chapter 3: fine-tuning steps after pruning
     eagle_n: int = 240             # chapter 5: n = d of the solver demonstrations (the paper's default)
-    # chapter 8 (distributed): the M sweep's dataset (n = d, rank ≤ n/8 so that α = 1 for every M ≤ 8), the
+    # chapter 8 (distributed): the M sweep's dataset (n = d, rank ≤ n/16 so that α = 1 and every block is well
+    # conditioned for every M ≤ 8), the
     # diversity sweep (d rows, joint rank r, M = 3, runs per α value), the rounds allowed to distributed GD,
     # the freezing variant's size, and the processes of the real multi-process run
     dist_n: int = 1000
-    dist_rank: int = 100
+    dist_rank: int = 50
     dist_kappa: float = 1e3
     dist_alpha_d: int = 240
     dist_alpha_r: int = 41
@@ -186,7 +187,7 @@ def _ci() -> Profile:
     # a shorter run is honestly less accurate; see each chapter's reproduction notes).
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
-                   dist_n=96, dist_rank=12, dist_alpha_d=48, dist_alpha_r=9, dist_runs=2, dist_gd_max_iter=20_000,
+                   dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
                    dist_freeze_d=96, dist_procs=3,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7))
 
