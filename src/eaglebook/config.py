@@ -161,6 +161,19 @@ class Profile:
     ns_kappa_max: float = 1e14     # chapter 6: the κ sweep runs over 1e1, 1e2, …, ns_kappa_max
     ns_alpha_d: int = 30           # chapter 6: rows d of the distributed α sweep (3 machines, d−1 columns each)
     ns_alpha_min: float = 0.01     # chapter 6: the smallest diversity index of the α sweep (cost ∝ 1/α)
+    # chapter 8 (distributed): the M sweep's dataset (n = d, rank ≤ n/16 so that α = 1 and every block is well
+    # conditioned for every M ≤ 8), the
+    # diversity sweep (d rows, joint rank r, M = 3, runs per α value), the rounds allowed to distributed GD,
+    # the freezing variant's size, and the processes of the real multi-process run
+    dist_n: int = 1000
+    dist_rank: int = 50
+    dist_kappa: float = 1e3
+    dist_alpha_d: int = 240
+    dist_alpha_r: int = 41
+    dist_runs: int = 10
+    dist_gd_max_iter: int = 50_000
+    dist_freeze_d: int = 240
+    dist_procs: int = 3
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
         """The training config for one regime and seed under this profile."""
@@ -178,6 +191,8 @@ def _ci() -> Profile:
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
                    ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
+                   dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
+                   dist_freeze_d=96, dist_procs=3,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7))
 
 

@@ -434,3 +434,53 @@ def plot_error_curves(panels: dict, *, styles: dict | None = None,
         ax.legend(fontsize=7)
     axes[0, 0].set_ylabel(ylabel)
     return fig
+
+
+# ---------------------------------------------------------------------------------------------- chapter 8
+def plot_machine_sweep(curves: dict, *, eps: float):
+    """Relative error per round of distributed EAGLE for each number of machines M (``curves``: M → array)."""
+    fig, ax = plt.subplots(figsize=HALF)
+    for i, (M, rel) in enumerate(curves.items()):
+        ax.semilogy(np.arange(1, len(rel) + 1), rel, label=f"M = {M}", color=plt.cm.viridis(i / max(1, len(curves) - 1)),
+                    lw=1.2, ls=("-", "--", "-.", ":")[i % 4])
+    ax.axhline(eps, color="k", ls=":", lw=0.7)
+    ax.set_xlabel(r"round $\ell$"); ax.set_ylabel("relative error"); ax.legend(frameon=False)
+    return fig
+
+
+def plot_alpha_sweep(sweeps: dict, *, gd: dict | None = None, eps: float):
+    """Rounds to ``eps`` against 1/ᾱ on log–log axes.  ``sweeps``: label → (mean α list, rounds list);
+    ``gd``: label → (mean α list, rounds list, reached list) for distributed GD (open markers where the
+    round cap was hit: a lower bound)."""
+    fig, ax = plt.subplots(figsize=HALF)
+    allx = []
+    for i, (label, (al, it)) in enumerate(sweeps.items()):
+        x = 1 / np.asarray(al)
+        allx += list(x)
+        ax.loglog(x, it, marker="os"[i % 2], ms=4, label=f"EAGLE, α {label}", **METHOD_STYLE["EAGLE" if i == 0 else "distributed"])
+    if gd:
+        for label, (al, it, ok) in gd.items():
+            x, it, ok = 1 / np.asarray(al), np.asarray(it, float), np.asarray(ok, bool)
+            ax.loglog(x, it, label=f"distributed GD, α {label}", **METHOD_STYLE["GD"])
+            ax.scatter(x[~ok], it[~ok], facecolors="none", edgecolors=METHOD_STYLE["GD"]["color"], s=25, zorder=3)
+    x0 = np.array([min(allx), max(allx)])
+    first = next(iter(sweeps.values()))
+    ref = np.median(np.asarray(first[1]) * np.asarray(first[0]))
+    ax.loglog(x0, ref * x0, color="k", lw=0.7, ls=":", label=r"$\propto 1/\alpha$")
+    ax.set_xlabel(r"$1/\bar\alpha$"); ax.set_ylabel(f"rounds to relative error {eps:g}")
+    ax.legend(frameon=False, fontsize=6)
+    return fig
+
+
+def plot_round_time(parts: dict):
+    """Median wall time of a round, split into compute and communication (``parts``: label → (compute, comm) s)."""
+    fig, ax = plt.subplots(figsize=HALF)
+    labels = list(parts)
+    comp = np.array([parts[k][0] for k in labels]) * 1e3
+    comm = np.array([parts[k][1] for k in labels]) * 1e3
+    y = np.arange(len(labels))
+    ax.barh(y, comp, color=METHOD_STYLE["EAGLE"]["color"], label="compute (UPDATE)")
+    ax.barh(y, comm, left=comp, color=METHOD_STYLE["GD"]["color"], label="all_reduce")
+    ax.set_yticks(y, labels, fontsize=7); ax.invert_yaxis()
+    ax.set_xlabel("ms per round (median)"); ax.legend(frameon=False, fontsize=6)
+    return fig

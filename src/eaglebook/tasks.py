@@ -20,7 +20,8 @@ from .config import TaskConfig
 
 __all__ = [
     "Blocks", "split", "assemble", "prompt", "sample_X", "nystrom", "token_mask",
-    "feature_owner", "make_problem", "scalar_regression", "check_finite",
+    "feature_owner", "make_problem", "scalar_regression", "check_finite", "diverse_problem", "alpha_schedule",
+    "MAX_PARTIAL_ALPHA",
 ]
 
 
@@ -212,3 +213,63 @@ def scalar_regression(X: np.ndarray, y: np.ndarray, x_query: np.ndarray) -> Bloc
     for name, v in (("X", X), ("y", y), ("x_query", xq)):
         check_finite(name, v)
     return Blocks(X, y, xq, np.zeros((1, 1)))
+
+
+#: Largest diversity index below 1 that :func:`diverse_problem` constructs.
+MAX_PARTIAL_ALPHA = 2 / 3
+
+
+def diverse_problem(d: int, machines: int, alpha: float, *, r: int, kappa: float = 1e3, n_prime: int = 2,
+                    d_prime: int = 2, rng: np.random.Generator):
+    """Per-machine blocks whose ranges have a controlled diversity index (the paper's Definition 1).
+
+    The joint range is an r-dimensional subspace V of R^d (Haar).  Machine μ's range is V minus one
+    direction w_μ: with e a unit vector of V and f_μ unit vectors at equal angles 2πμ/M in a plane of V
+    orthogonal to e, w_μ = cos θ·e + sin θ·f_μ.  Then (1/M) Σ_μ P_μ has eigenvalues sin²θ, 1 − sin²θ/2
+    and 1 on V, so α = sin²θ for α ≤ 2/3 (``MAX_PARTIAL_ALPHA``); ``alpha=1`` gives every machine the
+    same (r−1)-dimensional range (θ = 0).  No α strictly between 2/3 and 1 exists for M = 3 machines: a
+    direction of the joint range missing from one machine's range has eigenvalue at most (M − 1)/M; a
+    *mean* α in between comes from mixing runs (:func:`alpha_schedule`).
+
+    A^μ = Q_μ diag(σ) V_μᵀ has full column rank r − 1 (exactly r − 1 columns, so rounding cannot add
+    directions to its range), σ log-spaced in [1/κ, 1] (κ(A^μ) = κ); B^μ = W A^μ, C = A G with
+    A = [A^1 … A^M] (C in the column span of A, Theorem 2's assumption), and the completion D = W C.
+    Returns ``(A_blocks, B_blocks, C, D)``; compute α with ``eaglebook.diversity_index(A_blocks)``.
+    """
+    if isinstance(machines, bool) or not isinstance(machines, (int, np.integer)) or machines < 3:
+        raise ValueError(f"argument machines={machines!r} must be an integer >= 3")
+    if not (isinstance(r, (int, np.integer)) and 3 <= r <= d):
+        raise ValueError(f"argument r={r!r} must be an integer with 3 <= r <= d = {d}")
+    if not (alpha == 1 or 0 < alpha <= MAX_PARTIAL_ALPHA):
+        raise ValueError(f"argument alpha={alpha!r} must be 1 or in (0, {MAX_PARTIAL_ALPHA:.4g}]: with {machines} "
+                         f"machines no single problem has (M−1)/M < α < 1; mix runs for a mean in between "
+                         f"(alpha_schedule)")
+    if not (np.isfinite(kappa) and kappa >= 1):
+        raise ValueError(f"argument kappa={kappa!r} must be a finite number >= 1")
+    V = _haar(d, r, rng)
+    theta = 0.0 if alpha == 1 else float(np.arcsin(np.sqrt(alpha)))
+    sigma = np.exp(np.linspace(0.0, -np.log(kappa), r - 1))
+    A_blocks = []
+    for mu in range(machines):
+        phi = 2 * np.pi * mu / machines
+        w = np.zeros(r)
+        w[0], w[1], w[2] = np.cos(theta), np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi)
+        U, _, _ = np.linalg.svd(w[:, None])           # columns 1..r−1: an orthonormal basis of w^⊥ in V
+        Q = V @ U[:, 1:] @ _haar(r - 1, r - 1, rng)
+        A_blocks.append((Q * sigma) @ _haar(r - 1, r - 1, rng).T)
+    A = np.concatenate(A_blocks, axis=1)
+    W = rng.standard_normal((d_prime, d)) / np.sqrt(d)
+    C = A @ (rng.standard_normal((A.shape[1], n_prime)) / np.sqrt(A.shape[1]))
+    return A_blocks, [W @ a for a in A_blocks], C, W @ C
+
+
+def alpha_schedule(mean_alpha: float, runs: int, machines: int = 3) -> list[float]:
+    """Per-run α targets for :func:`diverse_problem` whose mean is ``mean_alpha`` (as close as ``runs``
+    allows): the value itself when it can be constructed, else a mix of runs with α = 1 and α = 2/3
+    (the paper reports *mean* α values such as 0.83 ≈ (1 + 2/3)/2 for M = 3)."""
+    if mean_alpha == 1 or 0 < mean_alpha <= MAX_PARTIAL_ALPHA:
+        return [float(mean_alpha)] * runs
+    if not (MAX_PARTIAL_ALPHA < mean_alpha < 1):
+        raise ValueError(f"argument mean_alpha={mean_alpha!r} must be in (0, 1]")
+    ones = int(round(runs * (mean_alpha - MAX_PARTIAL_ALPHA) / (1 - MAX_PARTIAL_ALPHA)))
+    return [1.0] * ones + [MAX_PARTIAL_ALPHA] * (runs - ones)

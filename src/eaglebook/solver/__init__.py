@@ -8,7 +8,8 @@ checked by the test suite).
 from .bench import bench_floor  # noqa: E402  (after .eagle, which it uses)
 from .eagle import (DEFAULT_TOL, POWER_MARGIN, RESCALE_BOUNDS, STATUSES, Iterate, Result, diversity_index, iterate, layerwise, solve,
                     solve_distributed, split_columns, update)
+from .dgd import solve_dgd
 
 __all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
            "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN",
-           "STATUSES", "bench_floor"]
+           "STATUSES", "bench_floor", "solve_dgd"]

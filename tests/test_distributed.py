@@ -1,0 +1,182 @@
+"""Distributed EAGLE on torch.distributed: equal to the simulation, bytes counted, faults end cleanly."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import eaglebook
+from eaglebook import tasks
+from eaglebook.solver import distributed as dd
+from eaglebook.solver import solve_dgd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def problem():
+    A, B, C, _ = tasks.make_problem(36, 30, rank=6, kappa=1e3, rng=np.random.default_rng(0))
+    Ab, Bb = eaglebook.split_columns(A, B, 3)
+    return Ab, Bb, C, tasks.nystrom(A, B, C)
+
+
+def _port_closed(port):
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """A private temporary folder for the run: it must be empty afterwards."""
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    return d
+
+
+def simulated_D(Ab, Bb, C, rounds, **kw):
+    """D after ``rounds`` rounds of the single-process simulation (Algorithm 1's iterates, no stopping rule).
+
+    The multi-process engine stops by the D-change rule with a conditioning vote; the single-process
+    solver adds a spectral check at stopping time (one SVD of all machines' blocks together), so the two
+    may stop at different rounds: they are compared round for round."""
+    it = None
+    for it in eaglebook.iterate(list(Ab), list(Bb), C, max_iter=rounds, **kw):
+        pass
+    return it.D
+
+
+def test_serial_transport_equals_the_simulation(problem):
+    Ab, Bb, C, ref = problem
+    ser = dd.solve_serial(Ab, Bb, C, reference=ref)
+    sim = simulated_D(Ab, Bb, C, ser.iterations)
+    assert ser.status == "converged" and ser.rel_error[-1] < 1e-10
+    assert np.abs(ser.D - sim).max() <= 1e-13 * np.abs(sim).max()
+    assert ser.collectives == ser.iterations + 1          # the last one carries the stop vote
+    d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
+    assert ser.floats_per_round == (d + dp) * n_prime == eaglebook.solve_distributed(Ab, Bb, C).floats_per_round
+    assert ser.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.HEADER_FLOATS)
+
+
+def test_serial_max_iter_and_power_rho_match(problem):
+    Ab, Bb, C, ref = problem
+    for kw in (dict(max_iter=5), dict(rho="power", max_iter=40)):
+        ser = dd.solve_serial(Ab, Bb, C, **kw)
+        sim = simulated_D(Ab, Bb, C, ser.iterations, rho=kw.get("rho", "exact"))
+        assert ser.iterations <= kw["max_iter"]
+        assert np.abs(ser.D - sim).max() <= 1e-12 * np.abs(sim).max()
+
+
+def test_freezing_keeps_the_iterations(problem):
+    Ab, Bb, C, ref = tasks.diverse_problem(24, 3, 0.35, r=6, kappa=1e2, rng=np.random.default_rng(1))
+    plain = dd.solve_serial(Ab, Bb, C, reference=ref)
+    frozen = dd.solve_serial(Ab, Bb, C, reference=ref, freeze_tol=1e-10)
+    assert frozen.frozen_at is not None and frozen.frozen_at < plain.iterations
+    assert abs(frozen.iterations - plain.iterations) <= 1 and frozen.rel_error[-1] < 1e-9
+
+
+def test_diverse_problem_has_the_requested_alpha():
+    for a in (1.0, 0.6, 0.35, 0.01):
+        Ab, Bb, C, D = tasks.diverse_problem(30, 3, a, r=7, kappa=1e3, rng=np.random.default_rng(2))
+        assert eaglebook.diversity_index(Ab) == pytest.approx(a, rel=1e-6)
+        assert np.linalg.cond(Ab[0]) == pytest.approx(1e3, rel=1e-6)
+        assert np.allclose(tasks.nystrom(np.hstack(Ab), np.hstack(Bb), C), D, atol=1e-10)
+    with pytest.raises(ValueError, match="alpha"):
+        tasks.diverse_problem(30, 3, 0.8, r=7, rng=np.random.default_rng(0))
+    assert np.mean(tasks.alpha_schedule(0.83, 10)) == pytest.approx(0.833, abs=0.01)
+
+
+def test_dgd_reaches_the_completion(problem):
+    Ab, Bb, C, ref = problem
+    Ab, Bb, C, ref = tasks.diverse_problem(24, 3, 1.0, r=6, kappa=10, rng=np.random.default_rng(3))
+    g = solve_dgd(Ab, Bb, C, reference=ref, target=1e-8, max_iter=50_000)
+    assert g.status == "target" and g.floats_per_round == Bb[0].shape[0] * C.shape[0]
+
+
+def test_run_local_equals_the_simulation(problem, private_tmp):
+    Ab, Bb, C, ref = problem
+    res = dd.run_local(Ab, Bb, C, reference=ref, timeout=60)
+    sim = simulated_D(Ab, Bb, C, res.iterations)
+    assert res.status == "converged"
+    assert np.abs(res.D - sim).max() <= 1e-12 * np.abs(sim).max()
+    assert res.rel_error[-1] < 1e-10
+    d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
+    assert res.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.HEADER_FLOATS)
+    assert len(res.wire_bytes_per_round) == 3 and all(w > 0 for w in res.wire_bytes_per_round)
+    # a ring all-reduce sends about 2(M−1)/M payloads per process; a few hundred bytes of framing on top
+    assert all(w < 4 * res.payload_bytes_per_round for w in res.wire_bytes_per_round)
+    assert all(0 <= c <= t for c, t in zip(res.comm_per_round, res.time_per_round))
+    assert list(private_tmp.iterdir()) == []
+
+
+def _fault_run(problem, fault, **kw):
+    Ab, Bb, C, _ = problem
+    t0 = time.monotonic()
+    with pytest.raises(dd.DistributedError) as ei:
+        dd.run_local(Ab, Bb, C, fault=fault, **kw)
+    return ei.value, time.monotonic() - t0
+
+
+def _no_children_left():
+    import multiprocessing as mp
+    return mp.active_children() == []
+
+
+def test_a_worker_killed_mid_run_gives_a_clean_error(problem, private_tmp):
+    err, dt = _fault_run(problem, (1, "die", 3), timeout=20)
+    assert err.rank == 1 and err.cause == "died"
+    assert "rank 1 died" in str(err) and "SIGKILL" in str(err) and "round 3" in str(err)
+    assert dt < 25 and _no_children_left() and _port_closed(err.port)
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_a_hung_worker_is_named(problem, private_tmp):
+    err, dt = _fault_run(problem, (2, "hang", 2), timeout=20, hang_timeout=3)
+    assert err.rank == 2 and err.cause == "hung" and "round 2" in str(err)
+    assert dt < 25 and _no_children_left() and _port_closed(err.port)
+
+
+def test_a_worker_that_never_joins_is_named(problem, private_tmp):
+    err, dt = _fault_run(problem, (0, "absent", 0), timeout=20, join_timeout=12)
+    assert err.rank == 0 and err.cause == "never joined" and "never joined" in str(err)
+    assert dt < 25 and _no_children_left() and _port_closed(err.port)
+
+
+def test_a_worker_exception_is_reported_with_its_rank(problem):
+    err, dt = _fault_run(problem, (1, "raise", 1), timeout=20)
+    assert err.rank == 1 and err.cause == "error" and "injected failure" in str(err)
+    assert _no_children_left()
+
+
+def test_bad_arguments_fail_before_any_process_starts(problem):
+    Ab, Bb, C, _ = problem
+    with pytest.raises(ValueError, match="backend"):
+        dd.run_local(Ab, Bb, C, backend="mpi")
+    with pytest.raises(ValueError, match=r"A_blocks\[1\]"):
+        dd.run_local([Ab[0], Ab[1][:-1]], Bb[:2], C)
+    assert _no_children_left()
+
+
+def test_torchrun_cli(problem, tmp_path):
+    Ab, Bb, C, ref = problem
+    inp, out = tmp_path / "p.npz", tmp_path / "out.npz"
+    np.savez(inp, A_0=Ab[0], B_0=Bb[0], A_1=np.hstack(Ab[1:]), B_1=np.hstack(Bb[1:]), C=C)
+    torchrun = Path(sys.executable).with_name("torchrun")
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    r = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", "-m", "eaglebook.solver.distributed",
+                        "--input", str(inp), "--out", str(out), "--backend", "gloo", "--timeout", "60"],
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    z = np.load(out)
+    sim = simulated_D([Ab[0], np.hstack(Ab[1:])], [Bb[0], np.hstack(Bb[1:])], C, int(z["iterations"]))
+    assert str(z["status"]) == "converged"
+    assert np.abs(z["D"] - sim).max() <= 1e-12 * np.abs(sim).max()
