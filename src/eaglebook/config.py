@@ -159,6 +159,7 @@ class BenchSizes:
     time_limit: float = 10.0                              # seconds per iterative run
     max_iter: int = 200_000
     repeats: int = 3                                      # timing repeats (median) for the headline runs
+    overhead_iters: int = 5000                            # iterations per method when measuring the overhead
     sketch_n: int = 240                                   # (b) n = d of the r sweep (r = n/8 … n)
     sketch_kappa: float = 1e2
     sketch_timing_n: int = 240                            # (b) per-iteration time at s = 240, 120, 60, 30
@@ -199,7 +200,7 @@ def _ci() -> Profile:
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
-                   bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=1.0,
+                   bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
                                     ablation_instances=4, grid_points=5))
 

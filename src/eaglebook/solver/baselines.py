@@ -456,14 +456,17 @@ class _Stop(Exception):
     pass
 
 
-def _frame_x(names=("lsqr", "lsmr")):
-    """The current iterate ``x`` of the enclosing SciPy lsqr/lsmr call (read from its frame, read-only)."""
-    f = sys._getframe(2)
-    while f is not None:
-        if f.f_code.co_name in names and "x" in f.f_locals:
-            return f.f_locals["x"]
-        f = f.f_back
-    raise RuntimeError("could not find the iterate of scipy's lsqr/lsmr (has scipy changed?)")
+def _frame_x(cache: list, names=("lsqr", "lsmr")):
+    """The current iterate ``x`` of the enclosing SciPy lsqr/lsmr call (read from its frame, read-only;
+    the frame is found once per solve and kept in ``cache``)."""
+    if not cache:
+        f = sys._getframe(2)
+        while f is not None and not (f.f_code.co_name in names and "x" in f.f_locals):
+            f = f.f_back
+        if f is None:
+            raise RuntimeError("could not find the iterate of scipy's lsqr/lsmr (has scipy changed?)")
+        cache.append(f)
+    return cache[0].f_locals["x"]
 
 
 def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, time_limit, setup_t, t_start,
@@ -486,6 +489,7 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
             return time.perf_counter() - t0 - pause[0]
 
         calls = [0]
+        frame: list = []
 
         def observe():
             calls[0] += 1
@@ -493,7 +497,7 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
                 return
             t = now()
             b0 = time.perf_counter()
-            x = col_map(_frame_x())
+            x = col_map(_frame_x(frame))
             t_times.append(t)
             stop = None
             if monitored:
@@ -550,7 +554,9 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
             num += r["nums"][idx]
     times += setup_t
     X = np.stack([r["x"] for r in rows])
-    values = np.sqrt(num / prob.den) if prob.monitor == "error" else num / prob.den
+    values = None
+    if monitored:
+        values = np.sqrt(num / prob.den) if prob.monitor == "error" else num / prob.den
     order = ("non-finite", "breakdown", "time_limit", "max_iter", "converged", "target")
     status = min(status_all, key=order.index)
     return X, times, (values if monitored else None), status, bookkeeping, [r["itn"] for r in rows]
