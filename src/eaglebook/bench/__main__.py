@@ -20,7 +20,9 @@ def _jsonable(x):
             return _jsonable(x.item())
         except (ValueError, AttributeError):
             return x.tolist()
-    return x
+    if x is None or isinstance(x, (str, int, float, bool)):
+        return x
+    return str(x)
 
 
 def main(argv=None) -> None:

@@ -64,7 +64,7 @@ def environment(threads: int) -> dict:
                env={k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")})
     try:
         from threadpoolctl import threadpool_info
-        env["blas"] = [{k: v for k, v in d.items() if k in ("user_api", "internal_api", "version", "num_threads",
+        env["blas"] = [{k: (v if isinstance(v, (str, int, float, type(None))) else str(v)) for k, v in d.items() if k in ("user_api", "internal_api", "version", "num_threads",
                                                            "threading_layer", "architecture")}
                        for d in threadpool_info()]
     except ImportError:

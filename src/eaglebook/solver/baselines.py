@@ -28,7 +28,7 @@ and its cost with their cost through the timings.  The column-by-column SciPy so
 right-hand sides one after the other; their iteration count is the largest per-column count, and their
 time at iteration k is the sum over columns of each column's time to min(k, its own count).
 
-**What is monitored.**  ``monitor="error"`` (needs ``reference``): ‖D_k − ref‖_F / ‖ref‖_F.
+**What is monitored.**  ``monitor=None`` (needs ``reference``): ‖D_k − ref‖_F / ‖ref‖_F.
 ``monitor="residual"``: ‖X_k A − B‖_F² / ‖B‖_F² (the paper's Table 2 stopping rule; EAGLE's X is its
 D, so this needs C = I_d).  ``target`` stops a run at the first iteration whose monitored value is at
 most ``target`` (column-by-column methods stop each column when *its* row meets the target, which
@@ -172,6 +172,13 @@ class _Problem:
         return math.sqrt(v) if self.monitor == "error" else v
 
 
+def _monitor(monitor, reference):
+    """None means: the error when a reference is given, else no monitor."""
+    if monitor is None:
+        return "error" if reference is not None else None
+    return monitor
+
+
 def _opts(max_iter, target, tol, time_limit):
     int_in("max_iter", max_iter, 1)
     if target is not None:
@@ -250,7 +257,7 @@ class _Recorder:
 
 
 # ----------------------------------------------------------------------------------------------- EAGLE
-def eagle(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=1000,
+def eagle(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=1000,
           time_limit=None, sketch=None, rho="power", seed=0, **options) -> Trace:
     """EAGLE through :func:`eaglebook.solver.iterate` (so the iteration is exactly the solver's), traced.
 
@@ -260,7 +267,7 @@ def eagle(A, B, C, *, reference=None, monitor="error", target=None, tol=None, ma
     """
     _opts(max_iter, target, tol, time_limit)
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     if monitor == "residual" and (prob.np_ != prob.d or not np.array_equal(prob.C, np.eye(prob.d))):
         raise ValueError("argument C must be the identity I_d for EAGLE with monitor='residual' (then D = X)")
     rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
@@ -278,7 +285,7 @@ def eagle(A, B, C, *, reference=None, monitor="error", target=None, tol=None, ma
 
 
 # ----------------------------------------------------------------------------------------------- direct
-def lstsq(A, B, C, *, reference=None, monitor="error", backend="numpy", driver="gelsd") -> Trace:
+def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gelsd") -> Trace:
     """X* = argmin ‖XA − B‖_F by LAPACK least squares on Aᵀ Xᵀ = Bᵀ, then D = X* C (one "iteration").
 
     ``backend``: ``"numpy"`` (``numpy.linalg.lstsq``, LAPACK ``gelsd``), ``"scipy"``
@@ -292,7 +299,7 @@ def lstsq(A, B, C, *, reference=None, monitor="error", backend="numpy", driver="
     drivers = ("gelsd", "gelsy", "gelss")
     if driver not in drivers:
         raise ValueError(f"argument driver={driver!r} must be one of {drivers}")
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
     M, Rhs = prob.A.T, prob.B.T
     if backend == "numpy":
@@ -307,10 +314,10 @@ def lstsq(A, B, C, *, reference=None, monitor="error", backend="numpy", driver="
     return rec.trace(f"lstsq ({backend})", D, info=dict(backend=backend, driver=driver), status="direct")
 
 
-def svd(A, B, C, *, reference=None, monitor="error", rcond=None) -> Trace:
+def svd(A, B, C, *, reference=None, monitor=None, rcond=None) -> Trace:
     """X* = B V Σ⁺ Uᵀ from the thin SVD A = U Σ Vᵀ (NumPy, LAPACK ``gesdd``); singular values below
     ``rcond``·σ_max (default max(d, n)·eps) are treated as zero.  One "iteration"."""
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     if rcond is not None:
         _nonneg("rcond", rcond)
     rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
@@ -346,7 +353,7 @@ def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]
     return float(np.linalg.norm(A.T @ u)), u
 
 
-def gd(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=100_000, time_limit=None,
+def gd(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000, time_limit=None,
        ridge=0.0, power_iters=2, seed=0) -> Trace:
     """Gradient descent on f(X) = ½‖XA − B‖_F² + ½·ridge·‖X‖_F² from X = 0 (the paper's App. E.1).
 
@@ -358,7 +365,7 @@ def gd(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_i
     ridge = _nonneg("ridge", ridge)
     int_in("power_iters", power_iters, 1)
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
     A_, B_ = prob.A, prob.B
     s, _ = sigma_max(A_, power_iters, seed=seed)
@@ -375,7 +382,7 @@ def gd(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_i
     return rec.trace("GD", X @ prob.C, info=dict(eta=eta, sigma_hat=s, ridge=ridge))
 
 
-def cgls(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=100_000, time_limit=None) -> Trace:
+def cgls(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000, time_limit=None) -> Trace:
     """Conjugate gradients on the normal equations X (AAᵀ) = BAᵀ, in the CGLS form that never forms AAᵀ.
 
     The d' rows of X are d' independent CG runs (each with its own α, β), advanced together with
@@ -387,7 +394,7 @@ def cgls(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max
     """
     _opts(max_iter, target, tol, time_limit)
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
     A_, At = prob.A, np.ascontiguousarray(prob.A.T)
     X = np.zeros((prob.dp, prob.d))
@@ -417,7 +424,7 @@ def cgls(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max
     return rec.trace("CG", X @ prob.C, status=status)
 
 
-def sgd(A, B, C, *, sketch, reference=None, monitor="error", target=None, tol=None, max_iter=100_000,
+def sgd(A, B, C, *, sketch, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
         time_limit=None, ridge=0.0, power_iters=2, seed=0) -> Trace:
     """GD on an r-column sketch (the paper's SGD baseline of the compute-limited regime, App. E.1).
 
@@ -429,7 +436,7 @@ def sgd(A, B, C, *, sketch, reference=None, monitor="error", target=None, tol=No
     ridge = _nonneg("ridge", ridge)
     int_in("power_iters", power_iters, 1)
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     r = int_in("sketch", sketch, 1, prob.n)
     rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
     rng = np.random.default_rng(seed)
@@ -570,7 +577,7 @@ def _row_value(prob, num, j):
 def _krylov(kind, A, B, C, reference, monitor, target, tol, max_iter, time_limit, record=True):
     _opts(max_iter, target, tol, time_limit)
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     M = np.ascontiguousarray(prob.A.T)
     setup = time.perf_counter() - t0
     X, times, values, status, book, its = _column_krylov(kind, prob, M, lambda y: np.asarray(y, dtype=np.float64),
@@ -581,7 +588,7 @@ def _krylov(kind, A, B, C, reference, monitor, target, tol, max_iter, time_limit
                  prob.monitor if values is not None else None, book, info=dict(iterations_per_column=its))
 
 
-def lsqr(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=100_000,
+def lsqr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
          time_limit=None, record=True) -> Trace:
     """``scipy.sparse.linalg.lsqr`` on Aᵀ x_j = b_j for each of the d' rows b_j of B, one after the other.
 
@@ -595,7 +602,7 @@ def lsqr(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max
     return _krylov("lsqr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
 
 
-def lsmr(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=100_000,
+def lsmr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
          time_limit=None, record=True) -> Trace:
     """``scipy.sparse.linalg.lsmr``, column by column; as :func:`lsqr` (same iteration count, same rules)."""
     return _krylov("lsmr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
@@ -615,7 +622,7 @@ class _Precond:
         return self.Nt(self.M.T @ u)
 
 
-def randsketch_cg(A, B, C, *, reference=None, monitor="error", target=None, tol=None, max_iter=10_000,
+def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=10_000,
                   time_limit=None, oversample=2.0, seed=0, rcond=None) -> Trace:
     """Sketch-and-precondition (Rokhlin–Tygert / Blendenpik style), then LSQR, column by column.
 
@@ -631,7 +638,7 @@ def randsketch_cg(A, B, C, *, reference=None, monitor="error", target=None, tol=
     if oversample < 1:
         raise ValueError(f"argument oversample={oversample!r} must be >= 1")
     t0 = time.perf_counter()
-    prob = _Problem(A, B, C, reference, monitor if (reference is not None or monitor == "residual") else None)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     M = np.ascontiguousarray(prob.A.T)
     n, d = M.shape
     m = int(math.ceil(oversample * d))
