@@ -356,6 +356,7 @@ def plot_sketched(r_sweep, per_iteration):
     if it[-1 if nr[-1] == 1 else 0]:
         ref = next(v for v, q in zip(it, nr) if q == min(nr))
         a1.loglog(nr, [ref * q / min(nr) for q in nr], color="k", lw=0.6, ls=":", label="∝ n/r")
+    a1.set_xticks(nr, [f"{q:g}" for q in nr]); a1.minorticks_off()
     a1.set_xlabel("n / r"); a1.set_ylabel("iterations"); a1.legend()
     ss = per_iteration["s"]
     xs = np.arange(len(ss))

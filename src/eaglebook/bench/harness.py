@@ -34,6 +34,7 @@ from ..solver import baselines as bl
 PARTS = ("centralized", "sketched", "real", "ablations")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
+SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class BenchConfig:
     seed: int = 0
     threads: int = 1
     matrix: str | None = None       # real: a Matrix Market file instead of illc1850
+    schema: int = SCHEMA            # bumped when the harness changes what it measures (invalidates the cache)
 
     def __post_init__(self):
         config.choice("part", self.part, PARTS)
