@@ -102,3 +102,19 @@ def test_cli_real_on_a_user_matrix(tmp_path):
     r = subprocess.run([sys.executable, "-m", "eaglebook.bench", "real", "--matrix", str(bad), "--quiet"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 2 and "malformed" in r.stderr and "bad.mtx" in r.stderr
+
+
+def test_every_part_writes_json_at_tiny_sizes():
+    """All four parts of the harness run end to end and their results serialise to JSON (tiny sizes)."""
+    from eaglebook import config
+    from eaglebook.bench.__main__ import _jsonable
+    S = config.BenchSizes(central_n=16, kappas=(1e2,), size_ns=(16,), headline_n=16, time_limit=0.2, max_iter=2000,
+                          repeats=1, overhead_iters=20, sketch_n=16, sketch_timing_n=16, sketch_timing_iters=3,
+                          real_max_cols=12, ablation_n=16, ablation_instances=1, grid_points=2)
+    for part in harness.PARTS:
+        out = harness.run(harness.BenchConfig(part=part, sizes=S), progress=False)
+        text = json.dumps(_jsonable(out))
+        back = json.loads(text)
+        assert back["part"] == part and back["environment"]["threads"] == 1 and back["results"]
+    hl = out = harness.run(harness.BenchConfig(part="centralized", sizes=S), progress=False)["results"]["headline"]
+    assert hl["runs"]["EAGLE"]["ratio"]["elapsed"] > 0 and "total" in hl["overhead"]

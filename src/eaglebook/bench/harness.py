@@ -474,7 +474,7 @@ def ablations(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dic
                 "CG": run_record(bl.cgls(A, B, C, reference=ref, target=1e-12, max_iter=S.max_iter,
                                          time_limit=S.time_limit), baseline_time=base),
                 "lstsq (numpy)": run_record(bl.lstsq(A, B, C, reference=ref), baseline_time=base)}
-        dist.append(dict(kind=kind, kappa=float(s[0] / s[-1]), runs=runs))
+        dist.append(dict(kind=kind, kappa=float(s[0] / s[-1]) if s[-1] > 0 else float("inf"), runs=runs))
     # noise: std 0.01 on A, B, C; error against the clean completion; early stopping = best along the path
     noise = []
     for rd in _bar((False, True), progress, "ablations: noise"):
