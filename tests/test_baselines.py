@@ -131,3 +131,11 @@ def test_bad_options_name_the_argument(problem, f, kw, arg):
         kw = dict(kw, sketch=5)
     with pytest.raises(ValueError, match=f"argument {arg}"):
         f(A, B, C, **kw)
+
+
+def test_gdpp_trace(problem):
+    A, B, C, ref = problem
+    tr = bl.gdpp(A, B, C, reference=ref, layers=60, target=1e-8)
+    assert tr.status == "target" and tr.final <= 1e-8 and tr.values.shape == tr.times.shape == (tr.iterations,)
+    with pytest.raises(ValueError, match="argument layers"):
+        bl.gdpp(A, B, C, layers=0)

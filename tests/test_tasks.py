@@ -137,3 +137,46 @@ def test_scalar_regression_rejects_mismatch():
         tasks.scalar_regression(np.ones((3, 4)), np.ones(4), np.ones(2))
     with pytest.raises(ValueError, match="argument X"):
         tasks.scalar_regression(np.full((3, 4), np.nan), np.ones(4), np.ones(3))
+
+
+# --------------------------------------------------------------------------- validation of odd inputs
+
+def test_nystrom_integer_complex_and_list_inputs():
+    import torch
+    from eaglebook.tasks import nystrom
+    A = torch.tensor([[3, 1], [1, 2]], dtype=torch.uint8)
+    B, C = torch.ones(1, 2, dtype=torch.uint8), torch.ones(2, 1, dtype=torch.uint8)
+    D = nystrom(A, B, C)
+    assert D.dtype == torch.get_default_dtype() and abs(float(D) - 0.6) < 1e-6    # not truncated to 0
+    with pytest.raises(ValueError, match=r"argument A\b"):
+        nystrom(np.eye(2) * (1 + 1j), np.ones((1, 2)), np.ones((2, 1)))
+    assert nystrom([[1.0, 0], [0, 2]], [[1.0, 1]], [[1.0], [1]])[0, 0] == 1.5
+    big = nystrom(np.eye(3) * 1e200, np.ones((1, 3)) * 1e200, np.ones((3, 1)) * 1e-100)   # no overflow inside
+    assert np.isclose(big[0, 0], 3e-100)
+
+
+def test_make_problem_argument_errors():
+    from eaglebook.tasks import make_problem
+    assert make_problem(4, 3, rng=0).A.shape == (3, 4)          # a seed is accepted
+    for kw, name in [(dict(kappa="10"), "kappa"), (dict(dtype=np.int8), "dtype"), (dict(rng=-1), "rng"),
+                     (dict(noise_std="0"), "noise_std")]:
+        with pytest.raises(ValueError, match=r"argument " + name + r"\b"):
+            make_problem(4, 3, **({"rng": 0} | kw))
+
+
+def test_papermill_rejects_an_unknown_parameter(tmp_path):
+    """A real papermill run on a chapter-like text notebook: a misspelt -p name fails before running."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    md = tmp_path / "chapter.md"
+    md.write_text("---\njupytext:\n  formats: md:myst\n  text_representation:\n    extension: .md\n"
+                  "    format_name: myst\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n:tags: [parameters]\n"
+                  "profile = None\nseed = 0\n```\n\n```{code-cell} ipython3\nprint(seed)\n```\n")
+    pm = [str(Path(sys.executable).with_name("papermill")), str(md), str(tmp_path / "out.ipynb"), "--prepare-only"]
+    bad = subprocess.run(pm + ["-p", "sed", "3"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode != 0
+    assert "unknown parameter 'sed'" in bad.stderr and "profile, seed" in bad.stderr
+    ok = subprocess.run(pm + ["-p", "seed", "3"], capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert "seed = 3" in (tmp_path / "out.ipynb").read_text()

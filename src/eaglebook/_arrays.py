@@ -107,6 +107,9 @@ def to_tensor(name: str, x) -> torch.Tensor:
             raise ValueError(f"argument {name} is not an array: {e}") from None
         if a.dtype == object or a.dtype.kind not in "biuf":
             raise ValueError(f"argument {name} must be a real numeric array, got dtype {a.dtype}")
+        if a.dtype.kind == "f" and a.dtype.itemsize > 8:
+            raise ValueError(f"argument {name} has dtype {a.dtype}, which torch cannot hold: "
+                             "convert it with .astype(np.float64)")
         t = torch.from_numpy(np.ascontiguousarray(a))
     if t.is_complex():
         raise ValueError(f"argument {name} must be real, got dtype {t.dtype}")
@@ -160,7 +163,8 @@ def prepare(named: dict, extra: dict | None = None) -> tuple[dict, IO]:
 def out(io: IO, t: torch.Tensor):
     """``t`` converted back to the caller's array type and dtype."""
     if io.numpy:
-        return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
+        with np.errstate(over="ignore"):   # a value beyond the output dtype becomes inf (callers report it)
+            return t.detach().cpu().numpy().astype(io.out_numpy, copy=False)
     return t.to(io.out_torch)
 
 

@@ -10,7 +10,6 @@ Everything here is a pure value: no module-level mutable state, no RNG.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
@@ -183,6 +182,10 @@ class Profile:
     prune_finetune_steps: int = 2000  # chapter 3: fine-tuning steps after pruning
     eagle_n: int = 240             # chapter 5: n = d of the solver demonstrations (the paper's default)
     bench: BenchSizes = field(default_factory=BenchSizes)   # chapter 7: benchmark sizes
+    ns_n: int = 120                # chapter 6: n = d of the theorem checks and the κ sweep
+    ns_kappa_max: float = 1e14     # chapter 6: the κ sweep runs over 1e1, 1e2, …, ns_kappa_max
+    ns_alpha_d: int = 30           # chapter 6: rows d of the distributed α sweep (3 machines, d−1 columns each)
+    ns_alpha_min: float = 0.01     # chapter 6: the smallest diversity index of the α sweep (cost ∝ 1/α)
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
         """The training config for one regime and seed under this profile."""
@@ -199,6 +202,7 @@ def _ci() -> Profile:
     # a shorter run is honestly less accurate; see each chapter's reproduction notes).
     train = TrainConfig(steps=1500, batch=256, eval_every=100, eval_size=2048)
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
+                   ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
@@ -211,8 +215,3 @@ def get(profile: str | None = None, **train_overrides) -> Profile:
     if train_overrides:
         p = replace(p, train=replace(p.train, **train_overrides))
     return p
-
-
-def as_dict(cfg: Any) -> dict:
-    """A JSON-friendly dict of a (nested) config dataclass."""
-    return dataclasses.asdict(cfg)

@@ -291,6 +291,148 @@ def plot_scorecard(points):
     ax.set_xlim(lo, hi); ax.set_ylim(lo, hi)
     ax.set_xlabel("paper"); ax.set_ylabel("ours")
     ax.legend(loc="upper left", fontsize=6, frameon=False)
+
+
+# ---------------------------------------------------------------------------------------------- chapter 6
+def _floor(ax, y: float | None = None) -> None:
+    """A dotted horizontal line at the float64 unit roundoff (or at ``y``)."""
+    ax.axhline(np.finfo(float).eps if y is None else y, color="k", ls=":", lw=0.7)
+
+
+def plot_sv_map(x, raw, renormalised, *, fixed_points=(0.0, 1.0), orbits=None):
+    """Left: one A-update's normalised singular-value map (``raw``) and its renormalised form (Newton–Schulz,
+    ``renormalised``) against x, with the identity and the fixed points.  Right: ``orbits`` (label → values
+    x_k of the renormalised map, k = 0, 1, …) on a log axis."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=FULL)
+    ax1.plot(x, raw, label=r"$x(1 - x^2/3)$", **METHOD_STYLE["GD"])
+    ax1.plot(x, renormalised, label=r"$\frac{1}{2} x(3 - x^2)$ (Newton–Schulz)", **METHOD_STYLE["EAGLE"])
+    ax1.plot(x, x, color="#999999", lw=0.7, label="identity")
+    ax1.plot(list(fixed_points), list(fixed_points), "o", color="k", ms=4, label="fixed points")
+    ax1.set_xlabel(r"$x = s / \|A\|_2$")
+    ax1.set_ylabel("image")
+    ax1.legend(fontsize=7)
+    for i, (label, xs) in enumerate((orbits or {}).items()):
+        ax2.semilogy(np.arange(len(xs)), xs, marker=".", ms=3, label=label, color=f"C{i}")
+    ax2.set_xlabel("step $k$")
+    ax2.set_ylabel("$x_k$")
+    if orbits:
+        ax2.legend(fontsize=7)
+    return fig
+
+
+def plot_spectra(spectra: dict, *, cols: int = 4):
+    """Small multiples: for each iteration ℓ (dict key) the singular values s_i(A_ℓ)/‖A_ℓ‖₂ against i."""
+    keys = list(spectra)
+    rows = int(np.ceil(len(keys) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(FULL[0], 1.35 * rows + 0.2), sharex=True, sharey=True,
+                             squeeze=False)
+    for ax, ell in zip(axes.flat, keys):
+        s = np.asarray(spectra[ell], dtype=float)
+        ax.semilogy(np.arange(1, len(s) + 1), s / s[0], color=METHOD_STYLE["EAGLE"]["color"], lw=1.2)
+        ax.set_title(rf"$\ell = {ell}$", fontsize=8)
+    for ax in axes.flat[len(keys):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$s_i / s_1$")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("$i$")
+    return fig
+
+
+def plot_theta(theta, *, predicted=None, switch: int | None = None):
+    """θ_ℓ = κ(E_ℓ) − 1 against ℓ (log axis), the line θ = 1, and optionally the proof's quadratic bound
+    ¾θ_{ℓ−1}² (``predicted``, aligned with ``theta``; NaN where it does not apply)."""
+    fig, ax = plt.subplots(figsize=HALF)
+    t = np.asarray(theta, dtype=float)
+    ax.semilogy(np.arange(len(t)), t, marker="o", ms=3, label=r"$\theta_\ell$", **METHOD_STYLE["EAGLE"])
+    if predicted is not None:
+        ax.semilogy(np.arange(len(t)), predicted, "x", ms=5, color=METHOD_STYLE["transformer"]["color"],
+                    label=r"$\frac{3}{4}\theta_{\ell-1}^2$")
+    ax.axhline(1.0, color="k", lw=0.7, ls="--")
+    if switch is not None:
+        ax.axvline(switch, color="#999999", lw=0.7)
+    _floor(ax)
+    ax.set_xlabel(r"iteration $\ell$")
+    ax.set_ylabel(r"$\theta_\ell = \kappa(E_\ell) - 1$")
+    ax.legend()
+    return fig
+
+
+def plot_kappa_sweep(kappas, iterations: dict, floors: dict, *, reference=None, eps_line=True):
+    """Left: iterations against κ (log x), one line per entry of ``iterations`` (label → counts, NaN where
+    the target was not reached), with an optional ``reference`` (label, values).  Right: the best relative
+    error each method reached against κ (``floors``: label → errors), with κ·u as a dotted line."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=FULL)
+    marks = "os^vD"
+    for i, (label, its) in enumerate(iterations.items()):
+        ax1.semilogx(kappas, its, marker=marks[i % 5], ms=3, label=label, color=f"C{i}")
+    if reference is not None:
+        ax1.semilogx(kappas, reference[1], color="k", lw=0.8, ls=":", label=reference[0])
+    ax1.set_xlabel(r"$\kappa(A)$")
+    ax1.set_ylabel("iterations")
+    ax1.legend(fontsize=7)
+    styles = [METHOD_STYLE["EAGLE"], METHOD_STYLE["SVD"], METHOD_STYLE["GD"], METHOD_STYLE["CG"]]
+    for (label, err), st in zip(floors.items(), styles):
+        ax2.loglog(kappas, err, marker=".", ms=4, label=label, **st)
+    if eps_line:
+        k = np.asarray(kappas, dtype=float)
+        ax2.loglog(k, k * np.finfo(float).eps, color="#999999", lw=0.7, label=r"$\kappa\,u$")
+    ax2.set_xlabel(r"$\kappa(A)$")
+    ax2.set_ylabel("best relative error")
+    ax2.legend(fontsize=7)
+    return fig
+
+
+def plot_eps_sweep(eps, series: dict):
+    """Iterations to reach relative error ε against log₁₀(1/ε); ``series``: label → counts (NaN: never)."""
+    fig, ax = plt.subplots(figsize=HALF)
+    x = -np.log10(np.asarray(eps, dtype=float))
+    for i, (label, its) in enumerate(series.items()):
+        ax.plot(x, its, marker="os^vD"[i % 5], ms=3, label=label, color=f"C{i // 2}",
+                ls="-" if i % 2 == 0 else "--")
+    ax.set_xlabel(r"$\log_{10}(1/\varepsilon)$")
+    ax.set_ylabel("iterations")
+    ax.legend(fontsize=6)
+    return fig
+
+
+def plot_alpha(inv_alpha, iterations, *, fit=None):
+    """Iterations against 1/α (distributed EAGLE), with an optional fitted line ``fit = (slope, intercept)``."""
+    fig, ax = plt.subplots(figsize=HALF)
+    x = np.asarray(inv_alpha, dtype=float)
+    ax.plot(x, iterations, "o", ms=4, color=METHOD_STYLE["distributed"]["color"], label="distributed EAGLE")
+    if fit is not None:
+        xs = np.linspace(0, x.max() * 1.05, 50)
+        ax.plot(xs, fit[0] * xs + fit[1], color="k", lw=0.8, ls=":", label="least-squares line")
+    ax.set_xlabel(r"$1/\alpha$")
+    ax.set_ylabel("iterations")
+    ax.legend()
+    return fig
+
+
+def plot_error_curves(panels: dict, *, styles: dict | None = None,
+                      xlabel: str = r"iteration $\ell$ / layers $L$", ylabel: str = "relative error"):
+    """One panel per entry of ``panels`` (title → {label: errors, or (x, errors)}; errors alone are plotted
+    at x = 1, 2, …), log y, with the float64 floor.  ``styles`` maps a label to a METHOD_STYLE key; a key
+    used a second time in a panel is drawn dotted.  Unstyled labels get the colour cycle."""
+    styles = styles or {}
+    fig, axes = plt.subplots(1, len(panels), figsize=FULL if len(panels) > 1 else HALF, squeeze=False)
+    for ax, (title, curves) in zip(axes[0], panels.items()):
+        seen = set()
+        for i, (label, y) in enumerate(curves.items()):
+            x, y = (y if isinstance(y, tuple) else (np.arange(1, len(y) + 1), y))
+            key = styles.get(label)
+            st = dict(METHOD_STYLE[key]) if key else dict(color=f"C{i}")
+            if key in seen:
+                st["linestyle"] = ":"
+            seen.add(key)
+            ax.semilogy(x, y, label=label, lw=1.1, **st)
+        _floor(ax)
+        ax.set_xlabel(xlabel)
+        if title:
+            ax.set_title(title)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel(ylabel)
     return fig
 
 
@@ -301,7 +443,7 @@ BENCH_STYLE = {
     "LSQR": dict(color="#56B4E9", linestyle=":"), "LSMR": dict(color="#009E73", linestyle="--"),
     "RandSketch+CG": dict(color="#D55E00", linestyle="-."), "SGD": dict(color="#E69F00", linestyle=":"),
     "lstsq (numpy)": dict(color="#000000", linestyle="-"), "lstsq (scipy)": dict(color="#555555", linestyle="-"),
-    "lstsq (torch)": dict(color="#999999", linestyle="-"),
+    "lstsq (torch)": dict(color="#999999", linestyle="-"), "GD++": dict(color="#882255", linestyle="--"),
 }
 
 

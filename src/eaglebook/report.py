@@ -269,10 +269,6 @@ class Ledger:
         os.replace(tmp, path)
         return path
 
-    def markdown(self) -> str:
-        """This chapter's comparisons as a Markdown table."""
-        return comparisons_table([self])
-
 
 #: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
 BOOK_PARAMETERS = {"seed": 0}
@@ -376,7 +372,7 @@ def comparisons_table(ledgers: list[Ledger], *, link: bool = False, provenance: 
                 continue
             paper = c["paper_text"] or _fmt(c["paper"])
             verdict = f"**{c['verdict']}**" if c.get("robust", True) else f"*{c['verdict']}* (outlier-dominated)"
-            rows.append(f"| {_cell(c['what'])} (`{key}`) | {_cell(paper)} | {_fmt(c['ours'])} | {_cell(c['criterion'])} | "
+            rows.append(f"| {_cell(c['what'])}<br>`{key}` | {_cell(paper)} | {_fmt(c['ours'])} | {_cell(c['criterion'])} | "
                         f"{verdict} | {_cell(c.get('declared', ADVANCE))} |")
         if len(rows) == 2:
             continue

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import torch
 
-from ._arrays import Blocks, check_finite, check_shapes, machine_edges
+from ._arrays import Blocks, as_rng, check_finite, check_shapes, is_number, machine_edges, to_tensor
 from .config import TaskConfig
 
 __all__ = [
@@ -78,23 +78,42 @@ def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
 def nystrom(A, B, C, *, rcond: float | None = None):
     """The Nyström completion D̂* = B A^† C (batched), computed in float64 via the pseudo-inverse.
 
-    ``rcond`` is the relative cut-off for small singular values of A (default: ``max(d, n)·eps``), so a
-    rank-deficient A is handled as the paper's minimum-rank completion.  Returns the input's type.
+    ``rcond`` is the relative cut-off for small singular values of A (default: ``max(d, n)·eps`` of
+    float64), so a rank-deficient A is handled as the paper's minimum-rank completion.  A, B and C are
+    first multiplied by exact powers of two (max-abs entry near 1), so huge or tiny data neither overflow
+    nor underflow; the result is scaled back exactly.  Returns the input's array type; a floating input
+    keeps its dtype, integer or bool input gives float64 (NumPy) or torch's default dtype.
     """
-    check_shapes(A, B, C)
-    for name, x in (("A", A), ("B", B), ("C", C)):
-        check_finite(name, x)
-    if isinstance(A, torch.Tensor):
-        A64, B64, C64 = (x.to(torch.float64) for x in (A, B, C))
-        d, n = A.shape[-2:]
-        rtol = rcond if rcond is not None else max(d, n) * torch.finfo(torch.float64).eps
-        out = B64 @ torch.linalg.pinv(A64, rtol=rtol) @ C64
-        return out.to(A.dtype)
-    A64, B64, C64 = (np.asarray(x, dtype=np.float64) for x in (A, B, C))
-    d, n = A64.shape[-2:]
-    rtol = rcond if rcond is not None else max(d, n) * np.finfo(np.float64).eps
-    out = B64 @ np.linalg.pinv(A64, rtol=rtol) @ C64
-    return out.astype(np.result_type(np.asarray(A).dtype, np.float32)) if np.asarray(A).dtype != np.float64 else out
+    if rcond is not None and (not is_number(rcond) or not 0 <= float(rcond) < 1):
+        raise ValueError(f"argument rcond={rcond!r} must be a number in [0, 1) or None")
+    is_t = any(isinstance(x, torch.Tensor) for x in (A, B, C))
+    ts = {k: to_tensor(k, x) for k, x in (("A", A), ("B", B), ("C", C))}
+    check_shapes(ts["A"], ts["B"], ts["C"])
+    for k, t in ts.items():
+        check_finite(k, t)
+    floats = [t.dtype for t in ts.values() if t.is_floating_point()]
+    out_dtype = floats[0] if floats else (torch.get_default_dtype() if is_t else torch.float64)
+    for f in floats[1:]:
+        out_dtype = torch.promote_types(out_dtype, f)
+    device = next((x.device for x in (A, B, C) if isinstance(x, torch.Tensor)), torch.device("cpu"))
+    A64, B64, C64 = (ts[k].to(device=device, dtype=torch.float64) for k in ("A", "B", "C"))
+    exps = []
+    for X in (A64, B64, C64):
+        m = X.abs().amax(dim=(-2, -1), keepdim=True)
+        _, e = torch.frexp(m)
+        exps.append(torch.where(m > 0, e, torch.zeros_like(e)).to(torch.float64))
+    ea, eb, ec = exps
+    A1, B1, C1 = A64 * torch.exp2(-ea), B64 * torch.exp2(-eb), C64 * torch.exp2(-ec)
+    d, n = A1.shape[-2:]
+    rtol = float(rcond) if rcond is not None else max(d, n) * torch.finfo(torch.float64).eps
+    D1 = B1 @ torch.linalg.pinv(A1, rtol=rtol) @ C1
+    k = eb + ec - ea
+    half = torch.floor(k / 2)
+    out = D1 * torch.exp2(half) * torch.exp2(k - half)      # exact; inf/0 only if D* itself is out of range
+    if is_t:
+        return out.to(out_dtype)
+    with np.errstate(over="ignore"):
+        return out.numpy().astype(torch.empty(0, dtype=out_dtype).numpy().dtype)
 
 
 def token_mask(task: TaskConfig, *, dtype=torch.float32, device="cpu") -> torch.Tensor:
@@ -119,7 +138,7 @@ def feature_owner(task: TaskConfig, machines: int) -> np.ndarray:
 
 
 def make_problem(n: int, d: int, n_prime: int = 2, d_prime: int = 2, *, rank: int | None = None,
-                 kappa: float = 100.0, rng: np.random.Generator, noise_std: float = 0.0,
+                 kappa: float = 100.0, rng, noise_std: float = 0.0,
                  spectrum: str = "log-uniform", dtype=np.float64) -> Blocks:
     """A test problem with A of size d×n, the given rank and condition number κ(A)
 
@@ -127,11 +146,22 @@ def make_problem(n: int, d: int, n_prime: int = 2, d_prime: int = 2, *, rank: in
     ``spectrum='log-spaced'``).  B = W A and D = W C for a Gaussian W (d'×d), so X is noiseless and
     rank(X) = rank(A); C = A G for a Gaussian G so that C lies in the column span of A.  With
     ``noise_std > 0``, i.i.d. Gaussian noise of that standard deviation is added to A, B, C (D stays
-    the clean completion of the clean data).  Returns ``Blocks(A, B, C, D)``.
+    the clean completion of the clean data).  ``rng`` is a ``numpy.random.Generator`` or a seed (a
+    non-negative int).  Returns ``Blocks(A, B, C, D)`` in ``dtype`` (a floating dtype).
     """
     for name, v in (("n", n), ("d", d), ("n_prime", n_prime), ("d_prime", d_prime)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"argument {name}={v!r} must be a positive integer")
+    rng = as_rng(rng, "rng")
+    try:
+        np_dtype = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"argument dtype={dtype!r} is not a NumPy dtype") from None
+    if np_dtype.kind != "f":
+        raise ValueError(f"argument dtype={dtype!r} must be a floating dtype (the entries are in [-1, 1])")
+    for name, v in (("kappa", kappa), ("noise_std", noise_std)):
+        if not is_number(v):
+            raise ValueError(f"argument {name}={v!r} must be a number")
     rank = min(n, d) if rank is None else rank
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or not (1 <= rank <= min(n, d)):
         raise ValueError(f"argument rank={rank!r} is impossible for a {d}×{n} matrix: need 1 <= rank <= {min(n, d)}")

@@ -34,7 +34,7 @@ from ..solver import baselines as bl
 PARTS = ("centralized", "sketched", "real", "ablations")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
-SCHEMA = 1
+SCHEMA = 2
 
 
 @dataclass(frozen=True)
@@ -180,17 +180,17 @@ def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficie
         return bl.lsmr(A, B, C, **common)
     if name == "RandSketch+CG":
         return bl.randsketch_cg(A, B, C, **common, seed=seed)
+    if name == "GD++":
+        return bl.gdpp(A, B, C, reference=ref, target=target, layers=60, seed=seed)
     if name == "SGD":
         return bl.sgd(A, B, C, **common, ridge=1e-3 if rank_deficient else 0.0, seed=seed, **extra)
     raise ValueError(f"unknown method {name!r}")
 
 
-ITERATIVE = ("EAGLE", "GD", "CG", "LSQR", "LSMR", "RandSketch+CG")
+ITERATIVE = ("EAGLE", "GD", "CG", "LSQR", "LSMR", "RandSketch+CG", "GD++")
 DIRECT = {"lstsq (numpy)": dict(backend="numpy"), "lstsq (scipy)": dict(backend="scipy"),
           "lstsq (torch)": dict(backend="torch"), "SVD": None}
-#: TODO(GD++): chapter 6's GD++ (``solver/gdpp.py``) is not on this branch; add it to ITERATIVE (and a
-#: traced wrapper in ``solver/baselines.py``) once it is merged.
-TODO = {"GD++": "chapter 6's solver/gdpp.py is not on this branch yet"}
+TODO: dict = {}
 
 
 def _direct(name, A, B, C, ref):

@@ -17,7 +17,7 @@ The paper's pipeline, step by step, one module per step (everything is re-export
    layer definition Z ← Z + Σ_h (Z W_QK^h Z_kᵀ) Z_k W_VP^h (keys Z_k = the first d tokens) for every
    regime.  :func:`sparsification_curve` is Fig. 10 (test MSE against the threshold factor).
 2. **Matrix property tests** (:mod:`.structure`).  :func:`matrix_properties` / :func:`weight_properties`:
-   mass off the expected structure, sparsity, numerical and stable rank, with a Gaussian matrix of the
+   mass off the expected structure, sparsity, numerical rank, with a Gaussian matrix of the
    same shape and Frobenius norm as the "random" reference.
 3. **Per-layer scalars** (:mod:`.scalars`; the sketch structure in :mod:`.regimes`).  :func:`alphas` reads α¹, α², α³ per layer (distributed: also
    the "other" part b, c; sketched: relative to the layer's effective projector P_ℓ, see

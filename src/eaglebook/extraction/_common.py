@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -14,12 +13,6 @@ from ..config import TaskConfig
 from ..models import LinearTransformer
 
 F64 = torch.float64
-
-
-class AsDict:
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a plain dict (arrays stay NumPy arrays)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 def np64(x) -> np.ndarray:

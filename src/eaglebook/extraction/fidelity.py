@@ -12,7 +12,7 @@ from ..config import TaskConfig
 from .._arrays import from_machines, to_machines
 from ..models import LinearTransformer
 from ..solver.update import combine, step, update
-from ._common import AsDict, check_model, check_task, as_batch, model64, mse_stats
+from ._common import check_model, check_task, as_batch, model64, mse_stats
 from .scalars import Alphas, alphas
 
 
@@ -56,14 +56,13 @@ def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Al
 
 
 @dataclass(frozen=True, eq=False)
-class Fidelity(AsDict):
+class Fidelity:
     """Table 1: per layer ℓ = 0..L (arrays of length L+1), batch statistics of
     e_ℓ = ‖Z_ℓ − Ẑ_ℓ‖_F² / #entries(Z) between the transformer and the extracted algorithm.
 
     ``mean`` (the paper's number), ``median``; ``block_mean``: dict 'A', 'B', 'C', 'D' → the batch mean
     of that block's squared error divided by #entries(Z) (so the four add up to ``mean``);
-    ``relative_median``: median of ‖Z_ℓ − Ẑ_ℓ‖_F²/‖Z_ℓ‖_F²; ``prediction_mean``: mean squared error
-    between the two read-outs −D_ℓ (per entry of D).  ``gauge_relative``: dict 'A', 'AAt', 'BAt' → batch medians of the
+    ``gauge_relative``: dict 'A', 'AAt', 'BAt' → batch medians of the
     relative errors ‖A_ℓ − Â_ℓ‖_F²/‖A_ℓ‖_F², ‖A_ℓA_ℓᵀ − Â_ℓÂ_ℓᵀ‖_F²/‖A_ℓA_ℓᵀ‖_F² and the same for
     B_ℓA_ℓᵀ: the products are invariant to the gauge A → AQ, B → BQ (Q orthogonal), which leaves
     every C/D update unchanged, so 'AAt' ≪ 'A' means the A-block mismatch is mostly gauge.  ``mse_model`` / ``mse_extracted``: not filled
@@ -72,8 +71,6 @@ class Fidelity(AsDict):
     mean: np.ndarray
     median: np.ndarray
     block_mean: dict[str, np.ndarray]
-    relative_median: np.ndarray
-    prediction_mean: np.ndarray
     gauge_relative: dict[str, np.ndarray]
     mse_model: dict[str, float] | None = None
     mse_extracted: dict[str, float] | None = None
@@ -95,7 +92,7 @@ def fidelity(model: LinearTransformer, X_obs, task: TaskConfig, *, al: Alphas | 
         acts = model64(model).activations(Z0)
     ext = extracted_iterates(model, Z0, task, al=al)
     N = Z0.shape[-1] * Z0.shape[-2]
-    mean, med, rel, pred = [], [], [], []
+    mean, med = [], []
     blocks = {k: [] for k in "ABCD"}
     gauge = {"A": [], "AAt": [], "BAt": []}
 
@@ -114,11 +111,8 @@ def fidelity(model: LinearTransformer, X_obs, task: TaskConfig, *, al: Alphas | 
         per = E.sum((-1, -2)) / N
         mean.append(float(per.mean()))
         med.append(float(np.median(np.where(np.isnan(per.numpy()), np.inf, per.numpy()))))
-        den = Zt.square().sum((-1, -2))
-        rel.append(float(np.nanmedian((E.sum((-1, -2)) / torch.where(den > 0, den, torch.ones_like(den))).numpy())))
         for k, blk in zip("ABCD", tasks.split(E, task)):
             blocks[k].append(float((blk.sum((-1, -2)) / N).mean()))
-        pred.append(float(tasks.split(E, task).D.mean()))
     extra = {}
     if X_clean is not None:
         Xc = as_batch("X_clean", X_clean, task)
@@ -126,4 +120,4 @@ def fidelity(model: LinearTransformer, X_obs, task: TaskConfig, *, al: Alphas | 
         extra["mse_model"] = {k: v for k, v in mse_stats(-acts[-1][:, d:, n:], Xc, task).items() if k != "per_sample"}
         extra["mse_extracted"] = {k: v for k, v in mse_stats(-ext[-1][:, d:, n:], Xc, task).items() if k != "per_sample"}
     return Fidelity(np.asarray(mean), np.asarray(med), {k: np.asarray(v) for k, v in blocks.items()},
-                    np.asarray(rel), np.asarray(pred), {k: np.asarray(v) for k, v in gauge.items()}, **extra)
+                    {k: np.asarray(v) for k, v in gauge.items()}, **extra)

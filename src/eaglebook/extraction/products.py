@@ -13,7 +13,7 @@ import torch
 from .. import tasks
 from ..config import TaskConfig
 from ..models import LinearTransformer
-from ._common import AsDict, np64, like, check_factor, check_levels, check_model, check_task, as_batch, model64, mse_stats, F64
+from ._common import np64, like, check_factor, check_levels, check_model, check_task, as_batch, model64, mse_stats, F64
 
 
 def sparsify(W, factor: float = 1.5):
@@ -269,7 +269,7 @@ def quantized_model(model: LinearTransformer, *, factor: float = 1.5, levels_qk:
 
 
 @dataclass(frozen=True, eq=False)
-class SparsificationCurve(AsDict):
+class SparsificationCurve:
     """Test MSE on D against the sparsification threshold (Fig. 10).
 
     ``factors`` (k,); ``mse_mean``, ``mse_median`` (k,): products sparsified at each factor;

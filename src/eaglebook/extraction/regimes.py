@@ -8,12 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import LinearTransformer
-from ._common import AsDict, check_model
+from ._common import check_model
 from .products import products
 
 
 @dataclass(frozen=True, eq=False)
-class SketchLayer(AsDict):
+class SketchLayer:
     """Sketched regime, one layer's n×n data blocks Q (of W_QK) and V (of W_VP), the paper's Fig. 4.
 
     ``S`` (n×r, orthonormal columns) spans the top-r eigenvectors (by |eigenvalue|) of the symmetrised
@@ -23,7 +23,7 @@ class SketchLayer(AsDict):
     ``rel_diff``: min over s = ±1 of ‖Q/‖Q‖₂ − s V/‖V‖₂‖_F / ‖Q/‖Q‖₂‖_F (paper: 0.28), attained at
     ``sign``.  ``projector_overlap``: tr(P_Q P_V)/r ∈ [0, 1] between the top-r subspaces of Q and V.
     ``entries_qk``, ``entries_vp``, ``entries_reference``: the normalised entries (flattened) for the
-    histogram.  ``fit_residual_qk``/``_vp``: ‖Q − a P‖_F/‖Q‖_F with a the least-squares scale.
+    histogram.  ``fit_residual_qk``: ‖Q − a P‖_F/‖Q‖_F with a the least-squares scale.
     """
     S: np.ndarray
     P: np.ndarray
@@ -36,7 +36,6 @@ class SketchLayer(AsDict):
     sign: int
     projector_overlap: float
     fit_residual_qk: float
-    fit_residual_vp: float
     entries_qk: np.ndarray
     entries_vp: np.ndarray
     entries_reference: np.ndarray
@@ -91,7 +90,7 @@ def sketch_structure(model: LinearTransformer, *, rank: int | None = None, rank_
             rank_qk=int((sq > rank_tol * sq[0]).sum()), rank_vp=int((sv > rank_tol * sv[0]).sum()),
             rel_diff=float(diffs[k] / (np.linalg.norm(Qn) or 1.0)), sign=(1, -1)[k],
             projector_overlap=float(np.trace(P @ (Sv @ Sv.T)) / r),
-            fit_residual_qk=resid(Q), fit_residual_vp=resid(V),
+            fit_residual_qk=resid(Q),
             entries_qk=Qn.ravel().copy(), entries_vp=Vn.ravel().copy(), entries_reference=R.ravel().copy()))
     return out
 

@@ -11,13 +11,13 @@ import torch
 
 from .. import tasks
 from ..models import LinearTransformer
-from ._common import AsDict, check_model, as_batch, model64, F64
+from ._common import check_model, as_batch, model64, F64
 from .products import Products, products
 from .regimes import sketch_projectors, sketch_structure
 
 
 @dataclass(frozen=True, eq=False)
-class Alphas(AsDict):
+class Alphas:
     """The per-layer scalars (book chapter 4), arrays of length L, sign-aligned unless ``aligned`` is False.
 
     ``a1``: mean diagonal of W_QK's n×n data block; ``a2``, ``a3``: mean diagonals of W_VP's data and
@@ -30,8 +30,8 @@ class Alphas(AsDict):
 
     Distributed only (else None): ``b`` / ``c``: mean diagonals of the *other* part's query / data
     block; ``cd_other`` = a1·b (coefficient of the other machines' C/D contributions);
-    ``other_query_mass`` / ``other_data_mass`` / ``other_rest_mass``: shares of ‖W_other‖_F² in its
-    n'×n' query block, its n_μ×n_μ data block, and the rest (paper: only C, D cross machines, so
+    ``other_query_mass`` / ``other_data_mass``: shares of ‖W_other‖_F² in its
+    n'×n' query block, its n_μ×n_μ data block (paper: only C, D cross machines, so
     the query share ≈ 1).  Sketched only: ``P`` (L, n, n).
     """
     regime: str
@@ -47,7 +47,6 @@ class Alphas(AsDict):
     cd_other: np.ndarray | None = None
     other_query_mass: np.ndarray | None = None
     other_data_mass: np.ndarray | None = None
-    other_rest_mass: np.ndarray | None = None
     P: np.ndarray | None = None
 
 
@@ -82,7 +81,7 @@ def alphas(model: LinearTransformer, *, align: bool = True) -> Alphas:
             tot = np.where(tot > 0, tot, 1.0)
             qm = np.array([np.sum(prod.wvp[l, 1, n:, n:] ** 2) for l in range(L)]) / tot
             dm = np.array([np.sum(prod.wvp[l, 1, :n, :n] ** 2) for l in range(L)]) / tot
-            extra.update(b=b, c=c, other_query_mass=qm, other_data_mass=dm, other_rest_mass=1 - qm - dm)
+            extra.update(b=b, c=c, other_query_mass=qm, other_data_mass=dm)
         else:
             a2 = np.array([md(prod.wvp[l].sum(0), 0, n) for l in range(L)])
             a3 = np.array([md(prod.wvp[l].sum(0), n, None) for l in range(L)])
@@ -156,7 +155,7 @@ def batch_norms(model: LinearTransformer, X_obs=None, *, batch: int = 1024, seed
 
 
 @dataclass(frozen=True, eq=False)
-class ScalingLaw(AsDict):
+class ScalingLaw:
     """α¹α² ≈ −η/‖A_ℓ‖², α¹α³ ≈ −γ/‖A_ℓ‖² with the batch-max norm (the paper's Figs. 5 and 11).  Arrays have length L.
 
     ``norm2_max``, ``norm2_median``: max and median over the batch (distributed: and machines) of

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import LinearTransformer
-from ._common import AsDict, np64, like, check_factor, check_model
+from ._common import np64, like, check_factor, check_model
 from .products import products, sparsify
 
 
@@ -30,24 +30,19 @@ def structure_projection(W, n: int, kind: str):
 
 
 @dataclass(frozen=True, eq=False)
-class MatrixProperties(AsDict):
+class MatrixProperties:
     """Structure statistics of one square product W (data block first n rows/columns).
 
     ``offdiag_mass``: ‖W − Π(W)‖_F/‖W‖_F with Π = :func:`structure_projection` (0: exactly the
-    paper's structure; ≈1: none of it).  ``cross_block_mass``: ‖[W_{data,query}; W_{query,data}]‖_F/‖W‖_F.
-    ``kept_fraction``: entries surviving the ``factor`` × mean|w| threshold; ``kept_on_diagonal``: share
+    paper's structure; ≈1: none of it).  ``kept_fraction``: entries surviving the ``factor`` × mean|w| threshold; ``kept_on_diagonal``: share
     of the survivors that are diagonal.  ``numerical_rank``: #σᵢ > rank_tol·σ₁; ``data_rank``: the same
-    for the n×n data block; ``stable_rank``: ‖W‖_F²/‖W‖₂².  ``singular_values``: σ₁ ≥ … (NumPy).
+    for the n×n data block.
     """
     offdiag_mass: float
-    cross_block_mass: float
     kept_fraction: float
     kept_on_diagonal: float
     numerical_rank: int
     data_rank: int
-    stable_rank: float
-    fro_norm: float
-    singular_values: np.ndarray
 
 
 def matrix_properties(W, n: int, kind: str, *, factor: float = 1.5, rank_tol: float = 1e-2) -> MatrixProperties:
@@ -58,20 +53,17 @@ def matrix_properties(W, n: int, kind: str, *, factor: float = 1.5, rank_tol: fl
     proj = np64(structure_projection(w, n, kind))
     fro = float(np.linalg.norm(w))
     safe = fro if fro > 0 else 1.0
-    cross = float(np.sqrt(np.sum(w[:n, n:] ** 2) + np.sum(w[n:, :n] ** 2)))
     kept = np64(sparsify(w, factor)) != 0
     sv = np.linalg.svd(w, compute_uv=False)
     svd_ = np.linalg.svd(w[:n, :n], compute_uv=False)
     nk = int(kept.sum())
     return MatrixProperties(
         offdiag_mass=float(np.linalg.norm(w - proj)) / safe,
-        cross_block_mass=cross / safe,
         kept_fraction=nk / w.size,
         kept_on_diagonal=float(np.trace(kept)) / nk if nk else 0.0,
         numerical_rank=int((sv > rank_tol * sv[0]).sum()) if sv[0] > 0 else 0,
         data_rank=int((svd_ > rank_tol * svd_[0]).sum()) if svd_[0] > 0 else 0,
-        stable_rank=float(fro ** 2 / sv[0] ** 2) if sv[0] > 0 else 0.0,
-        fro_norm=fro, singular_values=sv)
+    )
 
 
 def weight_properties(model: LinearTransformer, *, factor: float = 1.5, rank_tol: float = 1e-2,

@@ -5,8 +5,10 @@ the task generator, the model or the training code (an import contract in ``pypr
 checked by the test suite).
 """
 
-from .eagle import (DEFAULT_TOL, RESCALE_BOUNDS, Iterate, Result, diversity_index, iterate, layerwise, solve,
+from .bench import bench_floor  # noqa: E402  (after .eagle, which it uses)
+from .eagle import (DEFAULT_TOL, POWER_MARGIN, RESCALE_BOUNDS, STATUSES, Iterate, Result, diversity_index, iterate, layerwise, solve,
                     solve_distributed, split_columns, update)
 
 __all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
-           "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS"]
+           "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN",
+           "STATUSES", "bench_floor"]

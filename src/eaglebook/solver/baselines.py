@@ -18,6 +18,7 @@ function               method, and what one *iteration* is
 :func:`sgd`            GD on an r-column sketch (fresh columns each step); one step
 :func:`randsketch_cg`  sketch-and-precondition: a Gaussian sketch of Aᵀ, its QR as a right
                        preconditioner, then LSQR; one LSQR step (sketch + QR are set-up time)
+:func:`gdpp`           GD++ (chapter 6): l conditioning layers and a one-step read-out; one layer
 =====================  ==============================================================================
 
 **Counting iterations comparably.**  GD, CGLS, LSQR, LSMR, SGD and the LSQR phase of RandSketch+CG
@@ -61,7 +62,7 @@ from .._arrays import check_finite, check_shapes, int_in, is_number, positive, t
 from . import eagle as _eagle
 
 __all__ = ["Trace", "METHODS", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr", "lsmr", "sgd", "randsketch_cg",
-           "sigma_max"]
+           "gdpp", "sigma_max"]
 
 STATUSES = ("direct", "target", "converged", "max_iter", "time_limit", "non-finite", "breakdown")
 MONITORS = ("error", "residual")
@@ -681,9 +682,38 @@ def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=Non
                  info=dict(sketch_rows=m, preconditioner=kind, rank=k, iterations_per_column=its))
 
 
-#: name → function, for the harness.  TODO(GD++): chapter 6's ``solver/gdpp.py`` is not on this branch;
-#: add its traced wrapper here (and a row in the harness) once it is merged.
+def gdpp(A, B, C, *, reference=None, monitor=None, target=None, layers: int = 60, rho="power", seed=0) -> Trace:
+    """GD++ (chapter 6's :func:`eaglebook.solver.gdpp.gdpp`): L conditioning layers, then one gradient step.
+
+    One pass of ``gdpp`` computes the read-out of every depth l = 1..``layers``; iteration l of the trace is
+    the GD++ network with l layers.  Its solver time is the pass's time interpolated linearly in l (every
+    conditioning layer costs the same); ``target`` truncates the trace at the first depth that meets it.
+    Only ``monitor="error"`` is supported.
+    """
+    from .gdpp import gdpp as _gdpp
+    int_in("layers", layers, 1)
+    if target is not None:
+        positive("target", target)
+    mon = _monitor(monitor, reference)
+    if mon not in (None, "error"):
+        raise ValueError(f"argument monitor={monitor!r}: GD++ supports only the error monitor")
+    prob = _Problem(A, B, C, reference, mon)
+    t0 = time.perf_counter()
+    res = _gdpp(prob.A, prob.B, prob.C, layers=layers, rho=rho, seed=seed,
+                reference=prob.ref if prob.ref is not None else None)
+    elapsed = time.perf_counter() - t0
+    times = elapsed * np.arange(1, layers + 1) / layers
+    values = None if res.rel_error is None else np.asarray(res.rel_error[1:], dtype=np.float64)
+    L, status = layers, "max_iter"
+    if target is not None and values is not None and (values <= target).any():
+        L, status = int(np.flatnonzero(values <= target)[0]) + 1, "target"
+    D = np.asarray(res.D_trace[L], dtype=np.float64)
+    return Trace("GD++", D, L, status, float(times[L - 1]), 0.0, times[:L], None if values is None else values[:L],
+                 mon, 0.0, info=dict(layers=layers, timing="one pass, interpolated per layer"))
+
+
+#: name → function, for the harness.
 METHODS: dict[str, Callable[..., Trace]] = {
     "EAGLE": eagle, "lstsq": lstsq, "SVD": svd, "GD": gd, "CG": cgls, "LSQR": lsqr, "LSMR": lsmr, "SGD": sgd,
-    "RandSketch+CG": randsketch_cg,
+    "RandSketch+CG": randsketch_cg, "GD++": gdpp,
 }

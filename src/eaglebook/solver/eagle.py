@@ -50,6 +50,7 @@ Implementation notes
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
@@ -65,13 +66,22 @@ from .update import update as _update
 
 __all__ = [
     "Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
-    "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS",
+    "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN", "STATUSES",
 ]
 
 #: Default relative stopping tolerance per compute dtype (see :func:`solve`).
 DEFAULT_TOL = {torch.float64: 1e-12, torch.float32: 1e-6}
 #: ‖A_ℓ‖_F and ‖B_ℓ‖_F are each kept inside these bounds by exact power-of-two rescaling.
 RESCALE_BOUNDS = (2.0 ** -16, 2.0 ** 16)
+#: ``rho="power"`` multiplies its estimate (a lower bound of ‖Ã‖₂) by this margin (see :func:`solve`).
+POWER_MARGIN = 1.02
+#: The spectral check counts a direction of A_ℓ as conditioned once s/σ_max >= this.
+CONDITIONED = 0.5
+#: Every way a solve can end, from best to worst (a batch reports its worst member's).
+STATUSES = ("converged", "max_iter", "stalled", "fixed_sketch", "rank_deficient", "out_of_range", "diverged",
+            "non_finite")
+_CHECK_GAP = 4.0      # between the growth-adjusted rcond cut-off and the band of directions being conditioned
+_STALL_WINDOW = 8     # UPDATEs (×6 distributed) without a 10% smaller D change before the check looks for a stall
 
 _RHO_METHODS = ("exact", "power")
 _POOLS = ("instance", "batch_max")
@@ -88,19 +98,52 @@ class Result:
 
     Attributes
     ----------
-    D : the completion D_L ≈ B A^† C, with the input's array type, device and dtype.
+    D : the completion D_L ≈ B A_rcond^† C (A's singular values below rcond·σ_max count as zero, as in
+        ``lstsq``), with the input's array type, device and floating dtype.
     iterations : number L of UPDATE rounds that were run.
-    converged : True when the stopping rule fired (it says nothing about the error: a stalled
-        iteration also stops changing D — compare ``error`` with a reference to know).
-    status : ``"converged"``, ``"max_iter"`` or ``"non-finite"`` (D became NaN/inf; stopped).
+    converged : True exactly when ``status == "converged"``.
+    status : how the solve ended (for a batch: the worst member's, in the order of ``STATUSES``):
+
+        * ``"converged"``: ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F held, the spectral check found no
+          direction of A_ℓ still being conditioned, and the directions dropped by ``rcond`` have put at
+          most tol·‖D‖ (the estimate is ``level``) into D.  Use D; its error against B A_rcond^† C is
+          then limited by rounding, about κ(A)·u times ‖B‖‖A^†‖‖C‖ (u the compute dtype's unit
+          roundoff).  Sketched: the rule must hold for W = ⌈(n/r)(ln n + 0.58)⌉ UPDATEs in a row (every
+          column drawn once in expectation) and the geometric tail W·δ/(1 − q^W) of the changes still to
+          come (δ the largest change of the last W, q^W its ratio to the W before) must be <= the rule's
+          bound; there is no spectral check.
+        * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
+        * ``"stalled"``: every direction is conditioned but the D change stopped shrinking above ``tol``:
+          the precision floor of the compute dtype (``level`` is the relative size of the change there,
+          typically κ(A)·u).  Use D at that accuracy, or compute in float64.
+        * ``"fixed_sketch"``: ``redraw=False`` with r < n: D stopped changing, but only r columns of A
+          were ever used, so D is not B A^† C.  Use ``redraw=True``.
+        * ``"rank_deficient"``: A is numerically rank deficient and the data are inconsistent (B, C not
+          in A's row/column space): the directions below the cut-off were conditioned too far and
+          contaminate D by about ``level``·‖D‖ (centralized), or the sketched/distributed regime
+          converged to its re-weighted completion instead of B A^† C (``level`` estimates ε_B·κ(A), ε_B
+          the relative component of B in A's right kernel).  D is the best available (the kept
+          directions finished exactly); use the centralized solver or ``lstsq`` if ``level`` is too large.
+        * ``"out_of_range"``: D was found in the solver's rescaled frame but is not representable in the
+          output dtype (it overflows, or its largest entry is below the smallest normal number); pass wider input (float64).
+        * ``"diverged"``: ‖C_ℓ‖ or ‖A_ℓ‖ grew by 4× (with a valid ρ both never grow): ρ is too large
+          (``rho_scale`` < 1, a wrong ``rho`` callable, η or γ too large).  D is the last iterate before.
+        * ``"non_finite"``: D became NaN or inf in the rescaled frame; stopped.
+    level : a relative accuracy attached to the status (``nan`` when none applies): the dropped-direction
+        estimate for ``converged``/``rank_deficient``, the stalled D change for ``stalled``, the last D
+        change for ``max_iter`` and ``fixed_sketch`` (max over a batch).
+    statuses : per batch member (an object array of the batch shape), or None for a single problem.
     delta : float64 array, ``delta[i]`` = ‖D_ℓ − D_{ℓ−1}‖_F for ℓ = i+1 (max over a batch).
     error : float64 array, ``error[i]`` = ‖D_ℓ − reference‖_F² for ℓ = i+1 (mean over a batch,
-        computed in float64), or None when no reference was given.
+        computed in float64), or None when no reference was given; the last entry is for the returned D.
     rel_error : float64 array, ‖D_ℓ − reference‖_F / ‖reference‖_F (over the whole batch), or None.
     machines : M (1 for :func:`solve`).
     floats_per_round : floats each machine sends to the centre per round, (d + d')·n' (its C'^μ and
         D'^μ; the broadcast back has the same size); 0 for a single machine.
     communication : ``iterations * floats_per_round``.
+    checks : how many spectral checks (one SVD of A_ℓ each) were run.
+    log2_scale : E (int, or an int array of the batch shape): the solver worked on exactly rescaled
+        2^-a A, 2^-b B, 2^-c C and returned D = 2^E·D_frame, E = b + c − a (module doc).
     """
 
     D: object
@@ -113,6 +156,10 @@ class Result:
     machines: int = 1
     floats_per_round: int = 0
     communication: int = 0
+    level: float = math.nan
+    statuses: np.ndarray | None = None
+    checks: int = 0
+    log2_scale: object = 0
 
 
 class Iterate(NamedTuple):
@@ -171,7 +218,8 @@ def _times_pow2(x, k):
 # Validation
 
 
-def _check_options(*, eta, gamma, rho, rho_scale, power_iters, rho_pool, max_iter, tol, atol):
+def _check_options(*, eta, gamma, rho, rho_scale, power_iters, rho_pool, max_iter, tol, atol, rcond=None,
+                   max_iter_none=False):
     positive("eta", eta)
     positive("gamma", gamma)
     if not (callable(rho) or (isinstance(rho, str) and rho in _RHO_METHODS)):
@@ -180,8 +228,10 @@ def _check_options(*, eta, gamma, rho, rho_scale, power_iters, rho_pool, max_ite
     int_in("power_iters", power_iters, 1)
     if rho_pool not in _POOLS:
         raise ValueError(f"argument rho_pool={rho_pool!r} must be one of {_POOLS}")
-    if max_iter is not None:
+    if max_iter is not None or not max_iter_none:
         int_in("max_iter", max_iter, 1)
+    if rcond is not None and (not is_number(rcond) or not 0 <= float(rcond) < 1):
+        raise ValueError(f"argument rcond={rcond!r} must be a number in [0, 1) or None")
     if tol is not None:
         positive("tol", tol)
     if not is_number(atol) or not math.isfinite(float(atol)) or atol < 0:
@@ -199,14 +249,37 @@ def _pool(x: torch.Tensor, pool: str) -> torch.Tensor:
     return x
 
 
-def _norm2(At, method, u, power_iters):
-    """Spectral norm of At (batch + (1, 1)) and the updated power-iteration vector."""
+def _check_rho_value(s, At):
+    """Validate what a ``rho`` callable returned: a finite number > 0 per instance (0 only for Ã = 0)."""
     batch = At.shape[:-2]
+    if isinstance(s, str) or not (is_number(s) or isinstance(s, (torch.Tensor, np.ndarray))):
+        raise ValueError(f"argument rho: the callable must return ‖Ã‖₂ as a number or an array of shape {tuple(batch)}, "
+                         f"got {type(s).__name__}")
+    try:
+        s = torch.as_tensor(np.asarray(s, dtype=np.float64) if not isinstance(s, torch.Tensor) else s,
+                            device=At.device).to(At.dtype)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"argument rho: the callable returned a value that is not a number: {e}") from None
+    if s.ndim == len(batch):
+        s = s[..., None, None]
+    try:
+        s = s.expand(*batch, 1, 1)
+    except RuntimeError:
+        raise ValueError(f"argument rho: the callable returned shape {tuple(s.shape)}, expected {tuple(batch)}") from None
+    zero = _maxabs(At) == 0
+    if not bool(torch.isfinite(s).all()) or bool(((s <= 0) & ~zero).any()):
+        raise ValueError("argument rho: the callable must return a finite ‖Ã‖₂ > 0 (got a value <= 0, NaN or inf)")
+    return s
+
+
+def _norm2(At, method, u, power_iters):
+    """Spectral norm (or its power-iteration lower bound) of At, batch + (1, 1), and the power vector."""
     if callable(method):
-        s = torch.as_tensor(method(At), dtype=At.dtype, device=At.device)
-        if s.ndim == len(batch):
-            s = s[..., None, None]
-        return s.expand(*batch, 1, 1), u
+        try:
+            s = method(At)
+        except Exception as e:   # a user callable: report it under the argument's name
+            raise ValueError(f"argument rho: the callable raised {type(e).__name__}: {e}") from e
+        return _check_rho_value(s, At), u
     if method == "exact":
         return torch.linalg.matrix_norm(At, ord=2, keepdim=True), u
     tiny = torch.finfo(At.dtype).tiny
@@ -214,20 +287,54 @@ def _norm2(At, method, u, power_iters):
         u = At @ (At.mT @ u)
         u = u / torch.linalg.vector_norm(u, dim=-2, keepdim=True).clamp_min(tiny)
     s = torch.linalg.vector_norm(At.mT @ u, dim=-2, keepdim=True)
-    fro = torch.linalg.matrix_norm(At, "fro", keepdim=True) / math.sqrt(min(At.shape[-2:]))
+    fro = _fro(At) / math.sqrt(min(At.shape[-2:]))
     return torch.maximum(s, fro), u   # both are lower bounds of ‖Ã‖₂
 
 
+def _maxabs(X):
+    return X.abs().amax(dim=(-2, -1), keepdim=True)
+
+
+def _fro(X):
+    """Frobenius norm over the last two dims (batch + (1, 1)), scale-invariant and overflow-safe: the
+    entries are divided by their maximum modulus before squaring."""
+    m = _maxabs(X)
+    ms = torch.where(m > 0, m, torch.ones_like(m))
+    return m * torch.linalg.matrix_norm(X / ms, "fro", keepdim=True)
+
+
+def _mul_pow2(X, k):
+    """X·2^k for an integer tensor k broadcastable to X; exact in binary floating point (in steps of at
+    most 2^±64, so no factor overflows, and intermediate values move monotonically to the result)."""
+    k = torch.as_tensor(k, device=X.device).to(torch.int64)
+    while bool((k != 0).any()):
+        s = k.clamp(-64, 64)
+        X = X * torch.exp2(s.to(X.dtype))
+        k = k - s
+    return X
+
+
+def _exponent(m):
+    """The integer e with m·2^-e in [1/2, 1) (0 where m = 0)."""
+    _, e = torch.frexp(m)
+    return torch.where(m > 0, e.to(torch.int64), torch.zeros_like(e, dtype=torch.int64))
+
+
 def _rescale(X, log2_scale, pool):
-    """Multiply X by 2^k (k integer) where ‖X‖_F is outside RESCALE_BOUNDS; k brings it near 1."""
+    """Multiply X by 2^k (k integer) where ‖X‖_F is outside RESCALE_BOUNDS; k brings it near 1.
+
+    Returns the new X, the new exponent and log2 of Algorithm 1's own ‖X_ℓ‖_F (= ‖stored X‖·2^-exponent).
+    """
     lo, hi = RESCALE_BOUNDS
-    fro = _pool(torch.linalg.matrix_norm(X, "fro", keepdim=True), pool)
+    raw = _fro(X)
+    log_true = torch.log2(raw) - log2_scale.to(raw.dtype)
+    fro = _pool(raw, pool)
     out = ((fro < lo) | (fro > hi)) & (fro > 0)
     if not bool(out.any()):
-        return X, log2_scale
+        return X, log2_scale, log_true
     k = torch.where(out, -torch.round(torch.log2(torch.where(out, fro, torch.ones_like(fro)))),
-                    torch.zeros_like(fro))
-    return X * torch.exp2(k), log2_scale + k.to(torch.int64)   # exact powers of two
+                    torch.zeros_like(fro)).to(torch.int64)
+    return _mul_pow2(X, k), log2_scale + k, log_true
 
 
 def _pow2_factor(k: torch.Tensor, dtype) -> torch.Tensor:
@@ -256,8 +363,13 @@ def _draw(n, r, kind, rng, dtype, device):
     return None, torch.as_tensor(Q * np.sign(np.diag(R)), dtype=dtype, device=device)
 
 
-def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
-    """Run Algorithm 1 forever, yielding (ell, As, Bs, C, D, kAs, kBs) with ell = 0, 1, 2, ..."""
+def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = None):
+    """Run Algorithm 1 forever, yielding (ell, As, Bs, C, D, kAs, kBs) with ell = 0, 1, 2, ...
+
+    ``info`` (optional) receives, per UPDATE, ``"log_growth"``: log of the factor 1/(1 − ηρσ̂²) by which
+    the normalised small singular values s/σ_max of A_ℓ grow (max over machines), and ``"log2_normA"``:
+    log2 of Algorithm 1's own ‖A_ℓ‖_F (max over machines), both of shape batch + (1, 1).
+    """
     M = len(As)
     dtype, device = C.dtype, C.device
     batch = tuple(C.shape[:-2])
@@ -271,12 +383,14 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
     ell = 0
     yield ell, As, Bs, C, D, list(kA), list(kB)
     while True:
-        As2, Bs2, dCs, dDs = [], [], [], []
+        As2, Bs2, dCs, dDs, growth, normA = [], [], [], [], [], []
         for mu in range(M):
             A, B = As[mu], Bs[mu]
             if o.rescale:
-                A, kA[mu] = _rescale(A, kA[mu], o.rho_pool)
-                B, kB[mu] = _rescale(B, kB[mu], "instance")
+                A, kA[mu], lA = _rescale(A, kA[mu], o.rho_pool)
+                B, kB[mu], _ = _rescale(B, kB[mu], "instance")
+            else:
+                lA = torch.log2(_fro(A))
             cols = S = None
             if o.sketch is not None:
                 if fixed[mu] is None or o.redraw:
@@ -285,26 +399,36 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator):
             At = A if o.sketch is None else (A[..., cols] if cols is not None else A @ S)
             k = o.power_iters if ell > 0 else 2 * o.power_iters   # cold start: twice as many
             sigma, us[mu] = _norm2(At, o.rho, us[mu], k)
-            sigma = _pool(sigma * o.rho_scale, o.rho_pool)
-            rho = torch.where(sigma > 0, 1.0 / torch.where(sigma > 0, sigma, torch.ones_like(sigma)) ** 2,
-                              torch.zeros_like(sigma))
+            margin = POWER_MARGIN if o.rho == "power" else 1.0
+            used = _pool(sigma * (o.rho_scale * margin), o.rho_pool)
+            rho = torch.where(used > 0, 1.0 / torch.where(used > 0, used, torch.ones_like(used)) ** 2,
+                              torch.zeros_like(used))
             A2, B2, dC, dD = step(A, B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
                                   d_scale=_pow2_factor(kA[mu] - kB[mu], dtype) if o.rescale else 1.0)
             As2.append(A2), Bs2.append(B2), dCs.append(dC), dDs.append(dD)
+            if info is not None:
+                x = (o.eta * rho * sigma ** 2).clamp(0.0, 0.9)
+                growth.append(-torch.log1p(-x))
+                normA.append(lA)
         As, Bs = As2, Bs2
         if M == 1:
             C, D = C + dCs[0], D + dDs[0]
         else:   # the centre averages the machines' C'^μ, D'^μ
             C, D = combine(C, torch.stack(dCs, -3)), combine(D, torch.stack(dDs, -3))
+        if info is not None:
+            info["log_growth"] = torch.stack(growth).amax(0)
+            info["log2_normA"] = torch.stack(normA).amax(0)
         ell += 1
         yield ell, As, Bs, C, D, list(kA), list(kB)
 
 
 def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gamma, rho, rho_scale,
-           power_iters, rho_pool, max_iter, tol, atol, rescale, seed, reference=None):
+           power_iters, rho_pool, max_iter, tol, atol, rescale, seed, reference=None, rcond=None,
+           max_iter_none=False):
     """Validate everything, convert to torch; return (As, Bs, C, D, ref, io, opts, rng, dims)."""
     _check_options(eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
-                   rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol)
+                   rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol, rcond=rcond,
+                   max_iter_none=max_iter_none)
     if sketch_kind not in _SKETCH_KINDS:
         raise ValueError(f"argument sketch_kind={sketch_kind!r} must be one of {_SKETCH_KINDS}")
     rng = as_rng(seed)
@@ -352,40 +476,235 @@ def _setup(A_list, B_list, C, D, names, *, sketch, sketch_kind, redraw, eta, gam
     return As, Bs, ts["C"], Dt, ref, io, opts, rng, (d, dp, n_prime)
 
 
-def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machines) -> Result:
+class _Frame(NamedTuple):
+    """The exact power-of-two frame: the solver iterates on 2^-a A, 2^-b B, 2^-c C (max-abs entries in
+    [1/2, 1)), whose completion is 2^(a-b-c) D; ``E`` = b + c − a brings it back (batch + (1, 1))."""
+    E: torch.Tensor
+    A0: list
+    B0: list
+
+
+def _to_frame(As, Bs, C, rho_pool):
+    eA = torch.stack([_exponent(_maxabs(a)) for a in As]).amax(0)   # one A exponent for all machines
+    if rho_pool == "batch_max" and eA.ndim > 2:                      # ρ is pooled: keep the norms comparable
+        eA = eA.amax(dim=tuple(range(eA.ndim - 2)), keepdim=True).expand_as(eA)
+    eB = torch.stack([_exponent(_maxabs(b)) for b in Bs]).amax(0)
+    eC = _exponent(_maxabs(C))
+    As = [_mul_pow2(a, -eA) for a in As]
+    Bs = [_mul_pow2(b, -eB) for b in Bs]
+    return As, Bs, _mul_pow2(C, -eC), _Frame(eB + eC - eA, As, Bs)
+
+
+def _spectral_check(As, Bs, C, D, kA, kB, log_growth, rcond, gamma):
+    """One SVD of A_ℓ (the stored, rescaled iterate; the machines' blocks side by side).
+
+    Returns, per instance (flattened batch): the smallest normalised singular value s/σ_max still being
+    conditioned (in (thr, 1/2), thr = 4·rcond·G_ℓ the growth-adjusted cut-off; inf when none), the
+    finished completion D_ℓ + B_ℓ A_ℓ^† C_ℓ over the kept directions (s/σ_max > thr), and the bound of
+    what the dropped directions have already put into D_ℓ (see ``_run``), relative to ‖D_fin‖.
+    """
+    k0 = torch.stack(kA).amin(0)
+    A = torch.cat([_mul_pow2(a, k0 - k) for a, k in zip(As, kA)], -1)
+    kb0 = torch.stack(kB).amin(0)
+    B = torch.cat([_mul_pow2(b, kb0 - k) for b, k in zip(Bs, kB)], -1)
+    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    smax = S[..., :1]
+    sbar = S / torch.where(smax > 0, smax, torch.ones_like(smax))
+    thr = _CHECK_GAP * rcond * torch.exp(log_growth[..., 0])          # batch + (1,)
+    kept = (sbar > thr) | (sbar >= CONDITIONED)
+    band = kept & (sbar < CONDITIONED)
+    band_min = torch.where(band, sbar, torch.full_like(sbar, math.inf)).amin(-1)
+    BV, UC = B @ Vh.mT, U.mT @ C
+    w = torch.where(kept, 1.0 / torch.where(kept, S, torch.ones_like(S)), torch.zeros_like(S))
+    dsc = k0 - kb0
+    D_fin = D + _mul_pow2((BV * w[..., None, :]) @ UC, dsc)
+    # a dropped direction i has put (1 − Π_i)/Π_i of its remaining term (B_ℓ v_i)(u_iᵀ C_ℓ)/s_i into D_ℓ,
+    # and 1 − Π_i <= γ Σ_k (s_i(k)/σ_k)² <= γ s̄_i²/(1 − g⁻²) <= 2.5γ s̄_i² (growth g >= 1.4 per UPDATE)
+    drop = torch.where(kept, torch.zeros_like(S), S / torch.where(smax > 0, smax, torch.ones_like(smax)) ** 2)
+    terms = torch.linalg.vector_norm(BV, dim=-2) * torch.linalg.vector_norm(UC, dim=-1) * drop
+    err = _mul_pow2(2.5 * gamma * terms.sum(-1)[..., None, None], dsc)
+    nfin = _fro(D_fin)
+    rel = torch.where(nfin > 0, err / torch.where(nfin > 0, nfin, torch.ones_like(nfin)),
+                      torch.where(err > 0, math.inf, 0.0))
+    return (band_min.reshape(-1).cpu().numpy().astype(np.float64), D_fin,
+            rel.reshape(-1).cpu().numpy().astype(np.float64))
+
+
+def _consistency_level(A0s, B0s, C, rcond):
+    """For the sketched and distributed regimes: ε_B·κ, where ε_B = ‖B − B A^†A‖_F/‖B‖_F is B's relative
+    component in A's right kernel (0 when A has full column rank) and κ = κ(A) at cut-off ``rcond``.
+    Those regimes reach B A^† C when this is small (consistent data or full column rank); otherwise
+    they converge to a re-weighted completion.  Returns (level, ε_B) per instance."""
+    A, B = torch.cat(A0s, -1), torch.cat(B0s, -1)
+    _, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    smax = S[..., :1]
+    keep = S > rcond * smax
+    V = Vh.mT * keep[..., None, :]
+    Bk = B - (B @ V) @ V.mT
+    nB = _fro(B)
+    epsB = torch.where(nB > 0, _fro(Bk) / torch.where(nB > 0, nB, torch.ones_like(nB)), torch.zeros_like(nB))
+    smin = torch.where(keep, S, torch.full_like(S, math.inf)).amin(-1, keepdim=True)
+    kappa = torch.where(smax > 0, smax / smin, torch.ones_like(smax))
+    f = lambda x: x.reshape(-1).cpu().numpy().astype(np.float64)
+    return f(epsB[..., 0] * kappa), f(epsB[..., 0])
+
+
+def _geometric_tail(h, W):
+    """Bound of what a sketched iteration still has to change D: with the largest change of the last W
+    UPDATEs δ and its ratio q^W to the W before, Σ of the future changes <= W·δ/(1 − q^W) (inf if none)."""
+    if len(h) < 2 * W:
+        return math.inf
+    h = list(h)
+    new, old = max(h[W:]), max(h[:W])
+    if new == 0:
+        return 0.0
+    ratio = new / old if old > 0 else math.inf
+    return W * new / (1 - ratio) if ratio < 1 else math.inf
+
+
+def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machines, rcond) -> Result:
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
     atol = float(atol)
-    deltas, errs, rels = [], [], []
-    ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
-    nbatch = max(1, math.prod(C.shape[:-2]))
-    status, ell, D_prev = "max_iter", 0, D
-    for ell, _, _, _, D, _, _ in _loop(As, Bs, C, D, opts, rng):
-        if ell == 0:
-            continue
-        fro = torch.linalg.matrix_norm(D - D_prev, "fro")
-        deltas.append(float(fro.max()) if fro.numel() else 0.0)
-        finite = bool(torch.isfinite(D).all())
-        if ref is not None:
-            sq = float(((D.to(torch.float64) - ref) ** 2).sum())
-            errs.append(sq / nbatch)
-            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else (0.0 if sq == 0 else math.inf))
-        if not finite:
-            status = "non-finite"
-            break
-        thresh = atol + tol * torch.linalg.matrix_norm(D, "fro")
-        if bool((fro <= thresh).all()):
-            status = "converged"
-            break
-        if ell >= max_iter:
-            break
-        D_prev = D
+    eps = torch.finfo(io.compute).eps
     d, dp, n_prime = dims
+    n = sum(a.shape[-1] for a in As)
+    rc = float(rcond) if rcond is not None else max(d, n) * eps
+    batch = tuple(C.shape[:-2])
+    nb = max(1, math.prod(batch))
+    As, Bs, C, frame = _to_frame(As, Bs, C, opts.rho_pool)
+    E = frame.E.reshape(-1).cpu().numpy()
+    atol_f = np.ldexp(np.full(nb, atol), -E)
+    ref_f = _mul_pow2(ref, -frame.E) if ref is not None else None
+    ref_norm = _fro(ref_f).reshape(-1).cpu().numpy() if ref is not None else None
+    sketched = opts.sketch is not None and opts.sketch < n
+    window = math.ceil(n / opts.sketch * (math.log(n) + 0.5773)) if sketched else 1
+    info: dict = {}
+    done = np.zeros(nb, bool)
+    status = np.array(["max_iter"] * nb, dtype=object)
+    level = np.full(nb, math.nan)
+    hold = np.zeros(nb, np.int64)
+    dmin = np.full(nb, math.inf)
+    dmin_at = np.zeros(nb, np.int64)
+    streak = np.zeros(nb, np.int64)
+    hist = [collections.deque(maxlen=2 * window) for _ in range(nb)]
+    logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
+    deltas, errs, rels = [], [], []
+    Dout, D_prev, C0log, A0log = D.clone(), D, None, None
+    flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
+    ell, checks = 0, 0
+    for ell, As_, Bs_, C_, D_, kA, kB in _loop(As, Bs, C, D, opts, rng, info):
+        if ell == 0:
+            C0log = torch.log2(_fro(C_)).reshape(-1).cpu().numpy()
+            continue
+        if A0log is None:
+            A0log = info["log2_normA"].reshape(-1).cpu().numpy()
+        logG = logG + info["log_growth"].to(torch.float64)
+        fd = _fro(D_ - D_prev).reshape(-1).to(torch.float64).cpu().numpy()
+        nD = _fro(D_).reshape(-1).to(torch.float64).cpu().numpy()
+        deltas.append(float(np.max(np.ldexp(fd, E))))
+        if ref is not None:
+            e = _fro(D_.to(torch.float64) - ref_f).reshape(-1).cpu().numpy()
+            errs.append(float(np.mean(np.ldexp(e, E) ** 2)))
+            rels.append(float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
+                        else (0.0 if np.all(e == 0) else math.inf))
+        finite = torch.isfinite(flat(D_)).all(-1).all(-1).cpu().numpy()
+        lC = torch.log2(_fro(C_)).reshape(-1).cpu().numpy()
+        lA = info["log2_normA"].reshape(-1).cpu().numpy()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel_d = np.where(nD > 0, fd / np.where(nD > 0, nD, 1.0), np.where(fd > 0, math.inf, 0.0))
+        finish = {}
+        trig = []
+        for i in np.flatnonzero(~done):
+            if not finite[i]:
+                status[i], done[i] = "non_finite", True
+                finish[i] = flat(D_)[i]
+                continue
+            if lC[i] > C0log[i] + 2 or lA[i] > A0log[i] + 2:   # ‖C_ℓ‖, ‖A_ℓ‖ grew 4×: ρ is too large
+                status[i], done[i], level[i] = "diverged", True, rel_d[i]
+                finish[i] = flat(D_prev)[i]
+                continue
+            cheap = fd[i] <= atol_f[i] + tol * nD[i]
+            streak[i] = streak[i] + 1 if cheap else 0
+            if ell < hold[i]:
+                continue
+            if rel_d[i] < 0.9 * dmin[i]:
+                dmin[i], dmin_at[i] = rel_d[i], ell
+            if sketched:
+                hist[i].append(fd[i])
+                if streak[i] >= window and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]:
+                    done[i], level[i] = True, rel_d[i]
+                    status[i] = "converged" if opts.redraw else "fixed_sketch"
+                    finish[i] = flat(D_)[i]
+            elif cheap:
+                trig.append((i, "rule"))
+            elif rel_d[i] > 4 * dmin[i] and dmin_at[i] >= 1:
+                trig.append((i, "regrow"))
+            elif ell - dmin_at[i] >= _STALL_WINDOW * (1 if machines == 1 else 6):
+                trig.append((i, "stall"))
+        if trig:
+            checks += 1
+            band_min, D_fin, err_rel = _spectral_check(As_, Bs_, C_, D_, kA, kB, logG, rc, opts.gamma)
+            Df = flat(D_fin)
+            g = max(1.05, math.exp(float(logG.max()) / ell))
+            for i, why in trig:
+                if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
+                    hold[i] = ell + max(1, math.ceil(math.log(CONDITIONED / band_min[i]) / math.log(g)))
+                    dmin[i], dmin_at[i] = math.inf, hold[i]
+                elif why == "regrow" and err_rel[i] <= tol:
+                    hold[i] = ell + 3
+                    dmin[i], dmin_at[i] = math.inf, hold[i]
+                else:
+                    done[i], finish[i] = True, Df[i]
+                    if why == "stall":
+                        status[i], level[i] = "stalled", max(float(rel_d[i]), err_rel[i])
+                    elif err_rel[i] <= tol and why == "rule":
+                        status[i], level[i] = "converged", err_rel[i]
+                    else:
+                        status[i], level[i] = "rank_deficient", err_rel[i]
+        if finish:
+            F = flat(Dout)
+            for i, x in finish.items():
+                F[i] = x
+                for a in As_:       # freeze a finished instance (no further change, nothing to pool)
+                    flat(a)[i] = 0
+                for b in Bs_:
+                    flat(b)[i] = 0
+                flat(C_)[i] = 0
+        if done.all() or ell >= max_iter:
+            break
+        D_prev = D_
+    F = flat(Dout)
+    for i in np.flatnonzero(~done):
+        F[i] = flat(D_)[i]
+        status[i] = "max_iter"
+        level[i] = rel_d[i] if ell > 0 else math.nan
+    if machines > 1 or sketched:   # these regimes reach B A^† C only on consistent data or full column rank
+        cl, epsB = _consistency_level(frame.A0, frame.B0, C, rc)
+        bad = (status == "converged") & (cl > tol) & (epsB > 10 * max(d, n) * eps)
+        status[bad], level[bad] = "rank_deficient", cl[bad]
+    if ref is not None and ell > 0:   # the last entries describe the returned D (finished by the check)
+        e = _fro(Dout.to(torch.float64) - ref_f).reshape(-1).cpu().numpy()
+        errs[-1] = float(np.mean(np.ldexp(e, E) ** 2))
+        rels[-1] = (float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
+                    else (0.0 if np.all(e == 0) else math.inf))
+    D_true = _mul_pow2(Dout, frame.E)
+    if True:
+        fi = torch.finfo(io.out_torch)
+        mx = _maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy()
+        with np.errstate(divide="ignore"):
+            L = np.log2(mx) + E
+        oor = (mx > 0) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny)))
+        status[oor & (status == "converged")] = "out_of_range"
+    st = next((s for s in STATUSES[::-1] if s in set(status)), "converged")
     fpr = (d + dp) * n_prime if machines > 1 else 0
-    return Result(D=_out(io, D), iterations=ell, converged=status == "converged", status=status,
+    return Result(D=_out(io, D_true), iterations=ell, converged=st == "converged", status=st,
                   delta=np.asarray(deltas, dtype=np.float64),
                   error=np.asarray(errs, dtype=np.float64) if ref is not None else None,
                   rel_error=np.asarray(rels, dtype=np.float64) if ref is not None else None,
-                  machines=machines, floats_per_round=fpr, communication=ell * fpr)
+                  machines=machines, floats_per_round=fpr, communication=ell * fpr,
+                  level=float(np.nanmax(level)) if np.any(np.isfinite(level)) else math.nan,
+                  statuses=status.reshape(batch) if batch else None, checks=checks,
+                  log2_scale=int(E[0]) if not batch else E.reshape(batch))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -394,9 +713,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
 
 def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol: float = 0.0,
           max_iter: int = 1000, seed=0, eta: float = 1 / 3, gamma: float = 1.0,
-          rho: str | Callable = "exact", rho_scale: float = 1.0, power_iters: int = 5,
+          rho: str | Callable = "power", rho_scale: float = 1.0, power_iters: int = 5,
           rho_pool: str = "instance", sketch_kind: str = "columns", redraw: bool = True,
-          rescale: bool = True, reference=None) -> Result:
+          rescale: bool = True, reference=None, rcond: float | None = None) -> Result:
     """Complete D ≈ B A^† C with EAGLE on one machine (Algorithm 1 with M = 1).
 
     Parameters
@@ -447,15 +766,15 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
     state = _setup([A], [B], C, None, ("A", "B"), sketch=sketch, sketch_kind=sketch_kind, redraw=redraw,
                    eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
                    rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol, rescale=rescale, seed=seed,
-                   reference=reference)
-    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=1)
+                   reference=reference, rcond=rcond)
+    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=1, rcond=rcond)
 
 
 def solve_distributed(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None,
                       atol: float = 0.0, max_iter: int = 1000, seed=0, eta: float = 1 / 3,
-                      gamma: float = 1.0, rho: str | Callable = "exact", rho_scale: float = 1.0,
+                      gamma: float = 1.0, rho: str | Callable = "power", rho_scale: float = 1.0,
                       power_iters: int = 5, rho_pool: str = "instance", rescale: bool = True,
-                      reference=None) -> Result:
+                      reference=None, rcond: float | None = None) -> Result:
     """Distributed EAGLE: machine μ holds the column blocks A^μ (…, d, n_μ), B^μ (…, d', n_μ).
 
     Each round every machine runs UPDATE on (A^μ, B^μ, C_ℓ, D_ℓ) with its own ρ^μ = ‖A^μ_ℓ‖₂⁻², sends
@@ -474,8 +793,8 @@ def solve_distributed(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float |
     state = _setup(A_blocks, B_blocks, C, None, ("A_blocks[{}]", "B_blocks[{}]"), sketch=None,
                    sketch_kind="columns", redraw=True, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale,
                    power_iters=power_iters, rho_pool=rho_pool, max_iter=max_iter, tol=tol, atol=atol,
-                   rescale=rescale, seed=seed, reference=reference)
-    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=len(A_blocks))
+                   rescale=rescale, seed=seed, reference=reference, rcond=rcond)
+    return _run(*state, tol=tol, atol=atol, max_iter=max_iter, machines=len(A_blocks), rcond=rcond)
 
 
 def _as_list(name, blocks) -> list:
@@ -516,6 +835,8 @@ def diversity_index(A_blocks: Sequence, *, rtol: float | None = None) -> float:
 def split_columns(A, B, machines: int) -> tuple[list, list]:
     """Split the n columns of A and B into ``machines`` contiguous blocks (the distributed layout of
     ``eaglebook._arrays.machine_edges``, shared with the model and the task)."""
+    A = A if isinstance(A, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("A", A))
+    B = B if isinstance(B, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("B", B))
     n = A.shape[-1]
     edges = machine_edges(n, machines)
     if B.shape[-1] != n:
@@ -548,7 +869,7 @@ def iterate(A, B, C, D=None, *, sketch: int | None = None, max_iter: int | None 
         A_l, B_l, names = [A], [B], ("A", "B")
     state = _setup(A_l, B_l, C, D, names, sketch=sketch, sketch_kind=sketch_kind, redraw=redraw, eta=eta,
                    gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters, rho_pool=rho_pool,
-                   max_iter=max_iter, tol=None, atol=0.0, rescale=rescale, seed=seed)
+                   max_iter=max_iter, tol=None, atol=0.0, rescale=rescale, seed=seed, max_iter_none=True)
     return _iterate_gen(*state, multi=multi, max_iter=max_iter)
 
 

@@ -1,0 +1,213 @@
+"""The book as a reader gets it: offline MathJax, the real-browser checks (`make check-html`, `make check-lab`),
+warnings in the HTML, and chapters that survive a JupyterLab save.
+
+The browser tests need Chromium and chromedriver (system packages, which `.ci/run` installs); without them
+they skip and say why.  Everything else runs anywhere."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from eaglebook._toolchain import browser, check_html, check_lab, lab_server, mathjax_offline
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+needs_chromium = pytest.mark.skipif(browser.find_chromium() is None,
+                                    reason=f"browser check skipped: {browser.MISSING}")
+
+
+# ---- offline MathJax ---------------------------------------------------------------------------------
+
+def test_cdn_pattern():
+    for url in ["https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js", "https://unpkg.com/thebe@0.8/x.js",
+                "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.4/require.min.js",
+                "https://fonts.googleapis.com/css?family=Lato", "http://cdn.example.org/a.png"]:
+        assert mathjax_offline.CDN.search(url), url
+    for url in ["https://www.mathjax.org", "https://doi.org/10.48550/arXiv.2509.19702", "https://github.com/x/y"]:
+        assert not mathjax_offline.CDN.search(url), url
+
+
+def test_mathjax_copy_is_complete_and_free_of_cdn_addresses(tmp_path):
+    src = mathjax_offline.source_dir()
+    assert check_html.cdn_references(src), "the pristine MathJax names CDNs: the cleaning below is needed"
+    dest = tmp_path / "_static" / "mathjax"
+    n = mathjax_offline.copy_mathjax(src, dest)
+    assert n > 50 and (dest / "tex-chtml.js").is_file()
+    assert list((dest / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))   # CommonHTML's fonts
+    assert (dest / "input" / "tex" / "extensions" / "ams.js").is_file()            # autoloaded TeX packages
+    assert not (dest / "latest.js").exists()
+    assert check_html.cdn_references(tmp_path) == []
+
+
+def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
+    cfg = (REPO / "_config.yml").read_text()
+    assert "- eaglebook._toolchain.mathjax_offline" in cfg
+    assert re.search(r"^\s*stderr_output:\s*show\b", cfg, re.M)       # a chapter's warnings reach the reader
+    make = (REPO / "Makefile").read_text()
+    assert re.search(r"^book:.*\n\tTQDM_DISABLE=1 \$\(BIN\)/jupyter-book build", make, re.M)
+    # TQDM_DISABLE=1 silences the package's progress bars (training.py uses tqdm.auto) and nothing else
+    code = ("import sys, warnings\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='bar-shown'): pass\n"
+            "warnings.warn('warning-shown')\n")
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ, TQDM_DISABLE="1"))
+    assert "bar-shown" in on.stderr and "bar-shown" not in off.stderr
+    assert "warning-shown" in off.stderr
+
+
+# ---- make check-html -----------------------------------------------------------------------------------
+
+def test_broken_local_refs(tmp_path):
+    (tmp_path / "there.html").write_text("x")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "index.html").write_text("x")
+    page = tmp_path / "p.html"
+    page.write_text('<a href="there.html#a">ok</a><a href="sub/">dir</a><a href="#top">anchor</a>'
+                    '<a href="https://example.org/x">ext</a><a href="gone.html">bad</a>'
+                    '<img src="_images/none.png"><link href="_static/none.css" rel="stylesheet">')
+    assert check_html.broken_local_refs(page) == ["_images/none.png", "_static/none.css", "gone.html"]
+
+
+def test_check_html_without_a_built_book_says_so(tmp_path):
+    out = io.StringIO()
+    assert check_html.check(tmp_path / "html", tmp_path / "shots", out=out) == 2
+    assert "make book" in out.getvalue()
+    r = subprocess.run(["make", "-s", "check-html", f"HTML={tmp_path / 'html'}"], cwd=REPO,
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "no built book" in r.stderr and "run 'make book' first" in r.stderr
+
+
+HEAD = """<!DOCTYPE html><html><head><meta charset="utf-8">
+<script>window.MathJax = {options: {processHtmlClass: 'tex2jax_process|mathjax_process|math|output_area',
+  ignoreHtmlClass: 'tex2jax_ignore|mathjax_ignore|document'}}</script>
+<script defer src="_static/mathjax/tex-chtml.js"></script></head><body><div class="document">"""
+PAGES = {
+    "index.html": HEAD + """<p>Inline <span class="math notranslate nohighlight">\\(X = \\begin{bmatrix} A & C \\\\ B & D
+        \\end{bmatrix}\\)</span> and display</p><div class="math notranslate nohighlight">\\[\\hat D = B A^\\dagger C\\]</div>
+        <pre>code may say \\(x\\) and $$ and Traceback-free things</pre>
+        <div style="overflow-x:auto"><pre style="width:3000px">a code cell wider than the page scrolls inside its box</pre></div>
+        <a href="wide.html">a local link</a></div></body></html>""",
+    "raw.html": "<html><body><p>Raw maths: \\(x^2\\) and $$y$$</p><span class='math'>\\(z\\)</span></body></html>",
+    "img.html": "<html><body><img src='_images/missing.png'><a href='nowhere.html'>x</a></body></html>",
+    "tb.html": "<html><body><pre>Traceback (most recent call last):\n  File x\nValueError: boom</pre></body></html>",
+    "wide.html": "<html><body><div style='width:2000px'>too wide</div></body></html>",
+    "net.html": "<html><body><img src='http://cdn.example.org/pic.png'></body></html>",
+}
+EXPECT = {"index.html": [], "raw.html": ["unrendered maths in the visible text", "not rendered by MathJax"],
+          "img.html": ["broken image", "broken local link(s): _images/missing.png, nowhere.html"],
+          "tb.html": ["traceback"], "wide.html": ["page wider than the 1280 px viewport: scrollWidth 20"],
+          "net.html": ["requested 1 URL(s) from the network: http://cdn.example.org/pic.png", "broken image"]}
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    mathjax_offline.copy_mathjax(mathjax_offline.source_dir(), root / "_static" / "mathjax")
+    for name, html in PAGES.items():
+        (root / name).write_text(html)
+    return root
+
+
+@needs_chromium
+def test_check_html_catches_each_fault_and_passes_a_good_page(site, tmp_path):
+    with browser.chromium() as drv:
+        reports = {p.name: check_html.check_page(drv, site, p, tmp_path) for p in check_html.pages(site)}
+    assert set(reports) == set(PAGES)
+    for name, expected in EXPECT.items():
+        rep = reports[name]
+        text = "\n".join(rep.problems)
+        if not expected:
+            assert rep.ok, f"{name}: {text}"
+        for e in expected:
+            assert e in text, f"{name}: expected {e!r} in:\n{text}"
+        shot = Path(rep.screenshot)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert reports["index.html"].math == 2
+    out = io.StringIO()
+    assert check_html.check(site, tmp_path / "shots", out=out) == 1
+    text = out.getvalue()
+    assert "FAIL  CDN references in the built tree (1):\n      net.html: http://cdn.example.org/pic.png" in text
+    assert re.search(r"^check-html: 1 passed, 6 failed$", text, re.M), text      # index.html passes
+
+
+# ---- JupyterLab ----------------------------------------------------------------------------------------
+
+def test_lab_check_reads_raw_myst_and_unrendered_glue():
+    cells = [{"index": 0, "rendered": True, "source": "x", "text": "Learning goals"},
+             {"index": 1, "rendered": True, "source": ":::{note}\nhi\n:::", "text": ":::{note} hi :::"},
+             {"index": 2, "rendered": False, "source": "y", "text": "{cite:t}`lutz2025linear`"},
+             {"index": 3, "rendered": True, "source": "rank {glue:text}`C1_rank:.0f`", "text": "rank C1_rank:.0f"}]
+    problems, unglued = check_lab.markdown_problems(cells)
+    assert len(problems) == 3 and "cell 1" in problems[0] and ":::{" in problems[0]
+    assert "not rendered" in problems[1] and "{cite" in problems[2]
+    assert unglued == ["C1_rank:.0f"]
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_chapter_one_in_jupyterlab(tmp_path):
+    """`make check-lab`: JupyterLab opens book/01_task.md as a notebook, runs it, shows no raw MyST."""
+    out = io.StringIO()
+    rc = check_lab.check_lab("book/01_task.md", tmp_path, root=REPO, out=out)
+    assert rc == 0, out.getvalue()
+    assert "12 code cells run" in out.getvalue() or "code cells run" in out.getvalue()
+    assert (tmp_path / "lab-01_task.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ---- a JupyterLab save keeps the chapter a book chapter ---------------------------------------------------
+
+def _cells(nb):
+    return [(c.cell_type, c.source.strip("\n"), dict(c.metadata)) for c in nb.cells]
+
+
+@pytest.mark.slow
+def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
+    """Through the server's contents API, as JupyterLab does: GET as a notebook, run, PUT back; the .md keeps
+    its header, tags and figure options, a second save changes nothing, and papermill still runs it."""
+    import nbclient
+
+    src = REPO / "book" / "01_task.md"
+    (tmp_path / "book").mkdir()
+    copy = tmp_path / "book" / "01_task.md"
+    shutil.copy(src, copy)
+    monkeypatch.setenv("EAGLEBOOK_PROFILE", "ci")
+    with lab_server.jupyter(tmp_path, app="server") as srv:
+        model = srv.api("GET", "/api/contents/book/01_task.md?type=notebook&content=1")
+        assert model["type"] == "notebook"
+        nb = nbformat.from_dict(model["content"])
+        nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
+                                resources={"metadata": {"path": str(tmp_path / "book")}}).execute()
+        assert any(o.get("output_type") == "display_data" for c in nb.cells for o in c.get("outputs", []))
+        spec = srv.api("GET", "/api/kernelspecs")["kernelspecs"]["python3"]["spec"]
+        nb.metadata.kernelspec = {"name": "python3", "display_name": spec["display_name"],   # what Lab records
+                                  "language": spec["language"]}
+        srv.api("PUT", "/api/contents/book/01_task.md", {"type": "notebook", "format": "json", "content": nb})
+        saved = copy.read_text()
+        again = srv.api("GET", "/api/contents/book/01_task.md?type=notebook&content=1")
+        srv.api("PUT", "/api/contents/book/01_task.md", {"type": "notebook", "format": "json",
+                                                         "content": again["content"]})
+        assert copy.read_text() == saved, "a second save must change nothing"
+
+    assert saved.startswith("---\njupytext:\n  formats: md:myst\n")
+    assert "\nkernelspec:\n" in saved and "\n  display_name: Python 3\n" in saved   # not renamed by the kernel
+    assert "tags: [parameters]" in saved and "name: fig-task-blocks" in saved
+    before, after = jupytext.read(src), jupytext.reads(saved, fmt="md:myst")
+    assert _cells(after) == _cells(before)                        # same sources, tags, mystnb figure options
+    assert after.metadata["kernelspec"] == before.metadata["kernelspec"]
+
+    out = tmp_path / "out.ipynb"
+    r = subprocess.run([str(BIN / "papermill"), str(copy), str(out), "-p", "profile", "ci",
+                        "--cwd", str(tmp_path / "book")], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    ran = nbformat.read(out, as_version=4)
+    assert any("injected-parameters" in c.metadata.get("tags", []) for c in ran.cells)
