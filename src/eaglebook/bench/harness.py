@@ -17,6 +17,7 @@ matrices are small, and a shared 2-core machine makes two threads spin).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import platform
@@ -517,5 +518,5 @@ def run(cfg: BenchConfig, progress: bool = True) -> dict:
             res = real(cfg.sizes, cfg.seed, progress, matrix=cfg.matrix)
         else:
             res = fn(cfg.sizes, cfg.seed, progress)
-    return dict(part=cfg.part, config=config.as_dict(cfg), environment=env, results=res,
+    return dict(part=cfg.part, config=dataclasses.asdict(cfg), environment=env, results=res,
                 todo=dict(TODO), wall_seconds=time.perf_counter() - t0)
