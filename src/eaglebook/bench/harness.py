@@ -35,7 +35,7 @@ from ..solver import baselines as bl
 PARTS = ("centralized", "sketched", "real", "ablations")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
-SCHEMA = 2
+SCHEMA = 3
 
 
 @dataclass(frozen=True)
@@ -498,7 +498,7 @@ def ablations(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dic
         for key, (eta, gamma) in (("together", (f / 3, f)), ("ratio", (1 / 3 / math.sqrt(f), math.sqrt(f)))):
             best, its = [], []
             for (A, B, C, _), ref in zip(probs, refs):
-                r = eaglebook.solve(A, B, C, eta=eta, gamma=gamma, max_iter=200, tol=1e-300, reference=ref)
+                r = eaglebook.solve(A, B, C, eta=eta, gamma=gamma, rho="exact", max_iter=200, tol=1e-300, reference=ref)
                 best.append(float(np.min(r.rel_error)))
                 hit = np.flatnonzero(r.rel_error <= 1e-10)
                 its.append(int(hit[0]) + 1 if hit.size else None)
