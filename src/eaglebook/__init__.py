@@ -7,6 +7,7 @@ The user-facing solver API is re-exported here::
     res = eaglebook.solve(A, B, C)                     # D ≈ B A^† C, with per-iteration diagnostics
     res = eaglebook.solve(A, B, C, sketch=r)           # sketched: r random columns per iteration
     res = eaglebook.solve_distributed([A1, A2], [B1, B2], C)   # column blocks on M machines
+    eaglebook.baselines.lsmr(A, B, C, reference=D)     # the baselines of chapter 7, with one common trace
 
 The names are imported lazily, so that tools which only need a submodule (papermill's reader, the nbval
 plugin) do not pay for importing torch.
@@ -21,6 +22,9 @@ __all__ = ["__version__", *_SOLVER]
 
 
 def __getattr__(name):
+    if name == "baselines":   # the solvers EAGLE is compared with (chapter 7)
+        from .solver import baselines
+        return baselines
     if name in _SOLVER:
         from . import solver
         return getattr(solver, name)

@@ -146,6 +146,30 @@ class Tolerances:
 
 
 @dataclass(frozen=True)
+class BenchSizes:
+    """Chapter 7's benchmark sizes (``python -m eaglebook.bench``).  ``paper`` uses the paper's sizes
+    (§5.1, §5.3, §5.4, App. E.3); ``ci`` small ones, except where a claim is about a size (the headline
+    n = 240 comparison and the s = 240…30 per-iteration timings use the paper's n in both)."""
+
+    central_n: int = 240                                  # (a) n = d of the κ sweep
+    kappas: tuple[float, ...] = (1e2, 1e4, 1e6, 1e8)
+    size_ns: tuple[int, ...] = (240, 480, 960, 1920)      # (a) EAGLE vs lstsq as n grows (κ = 1e4)
+    headline_n: int = 240                                 # (a) EAGLE vs CGLS vs LSMR at κ = 1e4, to 1e-6
+    time_limit: float = 10.0                              # seconds per iterative run
+    max_iter: int = 200_000
+    repeats: int = 3                                      # timing repeats (median) for the headline runs
+    overhead_iters: int = 5000                            # iterations per method when measuring the overhead
+    sketch_n: int = 240                                   # (b) n = d of the r sweep (r = n/8 … n)
+    sketch_kappa: float = 1e2
+    sketch_timing_n: int = 240                            # (b) per-iteration time at s = 240, 120, 60, 30
+    sketch_timing_iters: int = 50
+    real_max_cols: int | None = None                      # (c) illc1850: use only its first columns (None: all)
+    ablation_n: int = 240                                 # (d) six distributions, noise
+    ablation_instances: int = 20                          # (d) step-size grid instances
+    grid_points: int = 10                                 # (d) factors in [0.2, 2]
+
+
+@dataclass(frozen=True)
 class Profile:
     """A named budget.  ``train`` is the base training config; chapters override regime and seed."""
 
@@ -157,6 +181,7 @@ class Profile:
     prune_heads: int = 8           # chapter 3: heads of the model that is pruned to one head
     prune_finetune_steps: int = 2000  # chapter 3: fine-tuning steps after pruning
     eagle_n: int = 240             # chapter 5: n = d of the solver demonstrations (the paper's default)
+    bench: BenchSizes = field(default_factory=BenchSizes)   # chapter 7: benchmark sizes
     ns_n: int = 120                # chapter 6: n = d of the theorem checks and the κ sweep
     ns_kappa_max: float = 1e14     # chapter 6: the κ sweep runs over 1e1, 1e2, …, ns_kappa_max
     ns_alpha_d: int = 30           # chapter 6: rows d of the distributed α sweep (3 machines, d−1 columns each)
@@ -193,7 +218,10 @@ def _ci() -> Profile:
                    ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
                    dist_freeze_d=96, dist_procs=3,
-                   tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7))
+                   tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
+                   bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
+                                    repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
+                                    ablation_instances=4, grid_points=5))
 
 
 def get(profile: str | None = None, **train_overrides) -> Profile:

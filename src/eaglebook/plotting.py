@@ -483,4 +483,109 @@ def plot_round_time(parts: dict):
     ax.barh(y, comm, left=comp, color=METHOD_STYLE["GD"]["color"], label="all_reduce")
     ax.set_yticks(y, labels, fontsize=7); ax.invert_yaxis()
     ax.set_xlabel("ms per round (median)"); ax.legend(frameon=False, fontsize=6)
+
+
+# ---------------------------------------------------------------------------------------------- chapter 7
+#: Styles of the benchmark methods (EAGLE, GD, CG and SVD as in METHOD_STYLE).
+BENCH_STYLE = {
+    "EAGLE": METHOD_STYLE["EAGLE"], "GD": METHOD_STYLE["GD"], "CG": METHOD_STYLE["CG"], "SVD": METHOD_STYLE["SVD"],
+    "LSQR": dict(color="#56B4E9", linestyle=":"), "LSMR": dict(color="#009E73", linestyle="--"),
+    "RandSketch+CG": dict(color="#D55E00", linestyle="-."), "SGD": dict(color="#E69F00", linestyle=":"),
+    "lstsq (numpy)": dict(color="#000000", linestyle="-"), "lstsq (scipy)": dict(color="#555555", linestyle="-"),
+    "lstsq (torch)": dict(color="#999999", linestyle="-"), "GD++": dict(color="#882255", linestyle="--"),
+}
+
+
+def _bench_style(name: str) -> dict:
+    base = name.split(" (r")[0]
+    return BENCH_STYLE.get(name, BENCH_STYLE.get(base, dict(color="#444444", linestyle="-")))
+
+
+def plot_bench_curves(rows, *, x: str = "iteration", floor: float | None = None):
+    """Error against iteration (``x="iteration"``) or solver seconds (``x="time"``) for every method of
+    every row of the centralized sweep: one panel per (rank, κ); direct methods are single markers."""
+    kappas = sorted({r["kappa"] for r in rows})
+    ranks = [False, True]
+    fig, axes = plt.subplots(2, len(kappas), figsize=(FULL[0], 4.4), sharey=True, squeeze=False)
+    for i, rd in enumerate(ranks):
+        for j, k in enumerate(kappas):
+            ax = axes[i, j]
+            row = next(r for r in rows if r["kappa"] == k and r["rank_deficient"] == rd)
+            for name, run in row["runs"].items():
+                c = run.get("curve")
+                if not c:
+                    continue
+                st = _bench_style(name)
+                xs = c["iteration"] if x == "iteration" else c["time"]
+                if run["iterations"] == 1:
+                    if name in ("lstsq (numpy)", "SVD"):
+                        ax.plot(xs, c["value"], marker="o" if name == "SVD" else "s", ms=4, ls="none",
+                                color=st["color"], label=name)
+                    continue
+                ax.loglog(xs, c["value"], lw=1.1, label=name, **st)
+            if floor:
+                ax.axhline(floor, color="k", lw=0.5, ls=":")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"κ = {k:.0e}, {'rank n/2' if rd else 'full rank'}")
+            if i == 1:
+                ax.set_xlabel("iteration" if x == "iteration" else "solver time (s)")
+            if j == 0:
+                ax.set_ylabel("relative error")
+    h, lab = axes[0, 0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside right center", fontsize=7)
+    return fig
+
+
+def plot_sketched(r_sweep, per_iteration):
+    """Left: EAGLE's iterations to 1e-6 against n/r.  Right: per-iteration time at s = n, n/2, n/4, n/8
+    relative to s = n, ours against the paper's 21 : 16 : 7 : 5 ms."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=FULL)
+    nr = [r["n_over_r"] for r in r_sweep]
+    it = [r["eagle"]["to"]["1e-06"]["iterations"] for r in r_sweep]
+    a1.loglog(nr, it, marker="o", **BENCH_STYLE["EAGLE"], label="EAGLE (to 1e-6)")
+    if it[-1 if nr[-1] == 1 else 0]:
+        ref = next(v for v, q in zip(it, nr) if q == min(nr))
+        a1.loglog(nr, [ref * q / min(nr) for q in nr], color="k", lw=0.6, ls=":", label="∝ n/r")
+    a1.set_xticks(nr, [f"{q:g}" for q in nr]); a1.minorticks_off()
+    a1.set_xlabel("n / r"); a1.set_ylabel("iterations"); a1.legend()
+    ss = per_iteration["s"]
+    xs = np.arange(len(ss))
+    ours = [per_iteration["ratio_to_full"][str(s)] for s in ss]
+    a2.bar(xs - 0.2, ours, width=0.4, color=BENCH_STYLE["EAGLE"]["color"], label="ours")
+    if per_iteration.get("paper_ms"):
+        pap = [per_iteration["paper_ms"][str(s)] / per_iteration["paper_ms"][str(ss[0])] for s in ss]
+        a2.bar(xs + 0.2, pap, width=0.4, color="#999999", label="paper (21:16:7:5 ms)")
+    a2.set_xticks(xs, [f"s = {s}" for s in ss]); a2.set_ylabel(f"time per iteration / time at s = {ss[0]}")
+    a2.legend()
+    return fig
+
+
+def plot_noise(noise_rows):
+    """Error against the clean completion along EAGLE's and GD's iterations on noisy data (std 0.01),
+    with the exact least-squares completion of the noisy data as a horizontal line."""
+    fig, axes = plt.subplots(1, len(noise_rows), figsize=FULL, squeeze=False)
+    for ax, row in zip(axes[0], noise_rows):
+        for name in ("EAGLE", "GD"):
+            c = row["runs"][name]["curve"]
+            ax.loglog(c["iteration"], c["value"], label=name, **BENCH_STYLE[name])
+        ax.axhline(row["runs"]["lstsq (numpy)"]["final"], color="k", lw=0.8, label="lstsq on noisy data")
+        ax.set_title(f"rank {row['rank']}, noise std {row['noise_std']}")
+        ax.set_xlabel("iteration"); ax.set_ylabel("error vs clean completion")
+    axes[0, 0].legend()
+    return fig
+
+
+def plot_step_grid(grid):
+    """Best error within the iteration budget (left) and iterations to 1e-10 (right) for η, γ scaled
+    together and for γ/η changed, against the factor."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=FULL)
+    for key, st in (("together", BENCH_STYLE["EAGLE"]), ("ratio", BENCH_STYLE["LSMR"])):
+        f = [e["factor"] for e in grid[key]]
+        lab = "η, γ × factor" if key == "together" else "γ/η = factor"
+        a1.semilogy(f, [e["best_median"] for e in grid[key]], marker="o", label=lab, **st)
+        its = [np.median([v for v in e["iterations_to_1e10"] if v is not None] or [np.nan]) for e in grid[key]]
+        a2.plot(f, its, marker="o", label=lab, **st)
+    a1.set_xlabel("factor"); a1.set_ylabel(f"median best error ({grid['max_iter']} it.)"); a1.legend()
+    a2.set_xlabel("factor"); a2.set_ylabel("median iterations to 1e-10")
     return fig

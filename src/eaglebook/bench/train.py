@@ -21,10 +21,10 @@ import time
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from . import tasks
-from .config import ModelConfig, TaskConfig, TrainConfig
-from .models import LinearTransformer
-from .training import adam, train_step
+from .. import tasks
+from ..config import ModelConfig, TaskConfig, TrainConfig
+from ..models import LinearTransformer
+from ..training import adam, train_step
 
 _MATMULS = {"mm", "bmm", "addmm", "baddbmm"}
 
@@ -127,18 +127,14 @@ def _bench_train(steps, batch, repeats, dtype, cases, verbose):
     return results
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m eaglebook.bench", description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=["train"])
-    ap.add_argument("--steps", type=int, default=20, help="steps per timing block")
-    ap.add_argument("--batch", type=int, default=1024)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    a = ap.parse_args(argv)
-    print(f"torch {torch.__version__}, {a.threads} thread(s), batch {a.batch}, {a.dtype}")
-    bench_train(steps=a.steps, batch=a.batch, repeats=a.repeats, threads=a.threads, dtype=a.dtype)
+def add_arguments(ap) -> None:
+    ap.add_argument("--steps", type=int, default=20, help="train: steps per timing block")
+    ap.add_argument("--batch", type=int, default=1024, help="train: batch size")
+    ap.add_argument("--repeats", type=int, default=5, help="train: timing blocks")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="train: dtype")
 
 
-if __name__ == "__main__":
-    main()
+def run_cli(a) -> None:
+    threads = a.threads or 1
+    print(f"torch {torch.__version__}, {threads} thread(s), batch {a.batch}, {a.dtype}")
+    bench_train(steps=a.steps, batch=a.batch, repeats=a.repeats, threads=threads, dtype=a.dtype)

@@ -1,0 +1,719 @@
+"""The solvers EAGLE is compared with (the paper's §5.1, §5.3, §5.4 and App. E.1), with one common trace.
+
+Every function here estimates the same completion as EAGLE, D̂* = X* C with X* = B A^† the minimum-norm
+solution of min_X ‖X A − B‖_F (A: d×n, B: d'×n, C: d×n'), and returns a :class:`Trace`: the completion,
+the monitored error after every iteration, the solver time at the end of every iteration, the number of
+iterations and a status.  One harness (``eaglebook.bench``) can then compare them all.
+
+=====================  ==============================================================================
+function               method, and what one *iteration* is
+=====================  ==============================================================================
+:func:`eagle`          EAGLE (Algorithm 1) through :func:`eaglebook.solver.iterate`; one UPDATE
+:func:`lstsq`          LAPACK least squares (NumPy / SciPy ``gelsd`` / torch ``gelsd``); direct, 1
+:func:`svd`            X* = B V Σ⁺ Uᵀ from an SVD of A (NumPy, LAPACK ``gesdd``); direct, 1
+:func:`gd`             gradient descent on ½‖XA − B‖², step 1/σ̂², σ̂ by power iteration; one step
+:func:`cgls`           CG on the normal equations X AAᵀ = BAᵀ in CGLS form; one CG step
+:func:`lsqr`, :func:`lsmr`  ``scipy.sparse.linalg`` on Aᵀ x_j = b_j, one right-hand side at a time;
+                       one Golub–Kahan bidiagonalisation step
+:func:`sgd`            GD on an r-column sketch (fresh columns each step); one step
+:func:`randsketch_cg`  sketch-and-precondition: a Gaussian sketch of Aᵀ, its QR as a right
+                       preconditioner, then LSQR; one LSQR step (sketch + QR are set-up time)
+:func:`gdpp`           GD++ (chapter 6): l conditioning layers and a one-step read-out; one layer
+=====================  ==============================================================================
+
+**Counting iterations comparably.**  GD, CGLS, LSQR, LSMR, SGD and the LSQR phase of RandSketch+CG
+all touch A exactly twice per iteration (one product with A and one with Aᵀ per right-hand side), so
+their iteration counts are counts of passes over the data.  An EAGLE iteration multiplies d×n matrices
+(O(d n min(d, n)) flops) and is *not* a pass: compare EAGLE's iterations with theirs as the papers do,
+and its cost with their cost through the timings.  The column-by-column SciPy solvers run the d'
+right-hand sides one after the other; their iteration count is the largest per-column count, and their
+time at iteration k is the sum over columns of each column's time to min(k, its own count).
+
+**What is monitored.**  ``monitor=None`` (needs ``reference``): ‖D_k − ref‖_F / ‖ref‖_F.
+``monitor="residual"``: ‖X_k A − B‖_F² / ‖B‖_F² (the paper's Table 2 stopping rule; EAGLE's X is its
+D, so this needs C = I_d).  ``target`` stops a run at the first iteration whose monitored value is at
+most ``target`` (column-by-column methods stop each column when *its* row meets the target, which
+implies the target for the whole).  ``tol`` is each method's own stopping rule where it has one:
+‖D_k − D_{k−1}‖_F ≤ tol·‖D_k‖_F (EAGLE's and the paper's CG rule); for LSQR/LSMR it is SciPy's
+``atol = btol = tol``.
+
+**Timing.**  ``Trace.times[k-1]`` is the solver time at the end of iteration k, set-up included;
+computing the monitor runs on a paused clock (its cost is ``Trace.bookkeeping``, excluded).  Timings
+are wall-clock on whatever threads NumPy's BLAS and torch are set to use; the caller controls those.
+
+Bad input (non-finite or non-numeric arrays, mismatched shapes, options out of range) raises
+``ValueError`` naming the argument.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg as spla
+import torch
+
+from .._arrays import check_finite, check_shapes, int_in, is_number, positive, to_tensor
+from . import eagle as _eagle
+
+__all__ = ["Trace", "METHODS", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr", "lsmr", "sgd", "randsketch_cg",
+           "gdpp", "sigma_max"]
+
+STATUSES = ("direct", "target", "converged", "max_iter", "time_limit", "non-finite", "breakdown")
+MONITORS = ("error", "residual")
+
+
+@dataclass
+class Trace:
+    """What every solver of this module returns.
+
+    Attributes
+    ----------
+    method : the solver's name.
+    D : the completion X C (float64 NumPy, d'×n').
+    iterations : iterations run (1 for a direct method).
+    status : ``"direct"``, ``"target"`` (monitor reached ``target``), ``"converged"`` (own stopping
+        rule), ``"max_iter"``, ``"time_limit"``, ``"non-finite"`` or ``"breakdown"``.
+    elapsed : solver seconds, set-up included, bookkeeping excluded.
+    setup : seconds before the first iteration (power iterations, sketch and QR, input conversion).
+    times : float64 array, ``times[k-1]`` = solver seconds at the end of iteration k.
+    values : float64 array of the monitored value after each iteration (None without a monitor).
+    monitor : ``"error"``, ``"residual"`` or None.
+    bookkeeping : seconds spent computing the monitor (on a paused clock, not in ``elapsed``).
+    info : method-specific details (step size, sketch size, rank of the preconditioner, ...).
+    """
+
+    method: str
+    D: np.ndarray
+    iterations: int
+    status: str
+    elapsed: float
+    setup: float
+    times: np.ndarray
+    values: np.ndarray | None
+    monitor: str | None
+    bookkeeping: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    def iterations_to(self, level: float) -> int | None:
+        """The first iteration whose monitored value is ≤ ``level`` (None if never)."""
+        if self.values is None:
+            return None
+        hit = np.flatnonzero(self.values <= level)
+        return int(hit[0]) + 1 if hit.size else None
+
+    def time_to(self, level: float) -> float | None:
+        """Solver seconds to the first iteration whose monitored value is ≤ ``level`` (None if never)."""
+        k = self.iterations_to(level)
+        return None if k is None else float(self.times[k - 1])
+
+    @property
+    def per_iteration(self) -> float:
+        """Seconds per iteration, set-up excluded."""
+        return (self.elapsed - self.setup) / max(self.iterations, 1)
+
+    @property
+    def final(self) -> float | None:
+        return None if self.values is None or not self.values.size else float(self.values[-1])
+
+    def summary(self, levels=(1e-2, 1e-6, 1e-12)) -> dict:
+        """Plain-data summary (JSON friendly)."""
+        return dict(method=self.method, iterations=self.iterations, status=self.status, elapsed=self.elapsed,
+                    setup=self.setup, per_iteration=self.per_iteration, final=self.final, monitor=self.monitor,
+                    bookkeeping=self.bookkeeping, info=dict(self.info),
+                    to={f"{lv:g}": dict(iterations=self.iterations_to(lv), time=self.time_to(lv)) for lv in levels})
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+class _Problem:
+    """A, B, C (and the reference) as float64 NumPy arrays, validated; the monitor's pieces."""
+
+    def __init__(self, A, B, C, reference, monitor):
+        named = {}
+        for name, x in (("A", A), ("B", B), ("C", C)):
+            t = to_tensor(name, x)
+            if t.ndim != 2:
+                raise ValueError(f"argument {name} must be a single matrix (no batch), got shape {tuple(t.shape)}")
+            check_finite(name, t)
+            named[name] = t.detach().cpu().to(torch.float64).numpy()
+        self.A, self.B, self.C = named["A"], named["B"], named["C"]
+        self.d, self.n, self.dp, self.np_ = check_shapes(self.A, self.B, self.C)
+        if monitor is not None and monitor not in MONITORS:
+            raise ValueError(f"argument monitor={monitor!r} must be one of {MONITORS} or None")
+        self.ref = None
+        if reference is not None:
+            r = to_tensor("reference", reference)
+            check_finite("reference", r)
+            if tuple(r.shape) != (self.dp, self.np_):
+                raise ValueError(f"argument reference has shape {tuple(r.shape)}, expected d'×n' = {(self.dp, self.np_)}")
+            self.ref = r.detach().cpu().to(torch.float64).numpy()
+        if monitor == "error" and self.ref is None:
+            raise ValueError("argument reference is required for monitor='error'")
+        self.monitor = monitor
+        if monitor == "error":
+            self.den = float((self.ref ** 2).sum()) or 1.0
+            self.row_den = np.maximum((self.ref ** 2).sum(1), np.finfo(float).tiny)
+        elif monitor == "residual":
+            self.den = float((self.B ** 2).sum()) or 1.0
+            self.row_den = np.maximum((self.B ** 2).sum(1), np.finfo(float).tiny)
+
+    def row_num(self, x, j: int) -> float:
+        """Squared numerator of the monitor for row j of X, given that row x (length d)."""
+        if self.monitor == "error":
+            return float(((x @ self.C - self.ref[j]) ** 2).sum())
+        return float(((x @ self.A - self.B[j]) ** 2).sum())
+
+    def value(self, num_total: float) -> float:
+        v = num_total / self.den
+        return math.sqrt(v) if self.monitor == "error" else v
+
+
+def _monitor(monitor, reference):
+    """None means: the error when a reference is given, else no monitor."""
+    if monitor is None:
+        return "error" if reference is not None else None
+    return monitor
+
+
+def _opts(max_iter, target, tol, time_limit):
+    int_in("max_iter", max_iter, 1)
+    if target is not None:
+        positive("target", target)
+    if tol is not None:
+        positive("tol", tol)
+    if time_limit is not None:
+        positive("time_limit", time_limit)
+
+
+def _nonneg(name, v):
+    if not is_number(v) or not math.isfinite(float(v)) or v < 0:
+        raise ValueError(f"argument {name}={v!r} must be a finite number >= 0")
+    return float(v)
+
+
+class _Recorder:
+    """Timestamps and monitored values of one run; the clock pauses while the monitor is computed."""
+
+    def __init__(self, prob: _Problem | None, *, target, tol, max_iter, time_limit, t0=None):
+        self.prob, self.target, self.tol, self.max_iter, self.time_limit = prob, target, tol, max_iter, time_limit
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.paused = 0.0
+        self.setup = 0.0
+        self.times: list[float] = []
+        self.values: list[float] = []
+        self.status = "max_iter"
+        self._prev_D = None
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0 - self.paused
+
+    def mark_setup(self) -> None:
+        self.setup = self.now()
+
+    def step(self, X=None, D=None) -> bool:
+        """Record the end of an iteration (X: d'×d iterate, or D directly); return True to stop."""
+        t = self.now()
+        self.times.append(t)
+        b0 = time.perf_counter()
+        stop = False
+        p = self.prob
+        need_D = self.tol is not None or (p is not None and p.monitor is not None)
+        if need_D:
+            if D is None:
+                D = X @ p.C if X is not None else None
+            if not np.isfinite(D).all():
+                self.status, stop = "non-finite", True
+            if p is not None and p.monitor is not None:
+                if p.monitor == "residual" and X is None:
+                    X = D       # EAGLE with C = I
+                num = ((D - p.ref) ** 2).sum() if p.monitor == "error" else ((X @ p.A - p.B) ** 2).sum()
+                v = p.value(float(num))
+                self.values.append(v)
+                if not stop and self.target is not None and v <= self.target:
+                    self.status, stop = "target", True
+            if not stop and self.tol is not None and self._prev_D is not None:
+                if np.linalg.norm(D - self._prev_D) <= self.tol * np.linalg.norm(D):
+                    self.status, stop = "converged", True
+            if self.tol is not None:
+                self._prev_D = np.array(D, copy=True)
+        self.paused += time.perf_counter() - b0
+        if not stop and len(self.times) >= self.max_iter:
+            self.status, stop = "max_iter", True
+        if not stop and self.time_limit is not None and t >= self.time_limit:
+            self.status, stop = "time_limit", True
+        return stop
+
+    def trace(self, method, D, info=None, status=None) -> Trace:
+        vals = np.asarray(self.values, dtype=np.float64) if self.prob is not None and self.prob.monitor else None
+        return Trace(method=method, D=np.asarray(D, dtype=np.float64), iterations=len(self.times),
+                     status=status or self.status, elapsed=self.times[-1] if self.times else self.now(),
+                     setup=self.setup, times=np.asarray(self.times, dtype=np.float64), values=vals,
+                     monitor=self.prob.monitor if self.prob is not None else None, bookkeeping=self.paused,
+                     info=dict(info or {}))
+
+
+# ----------------------------------------------------------------------------------------------- EAGLE
+def eagle(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=1000,
+          time_limit=None, sketch=None, rho="power", seed=0, **options) -> Trace:
+    """EAGLE through :func:`eaglebook.solver.iterate` (so the iteration is exactly the solver's), traced.
+
+    ``sketch``, ``rho`` (default ``"power"``, as the paper's timing experiments) and ``options`` (eta,
+    gamma, power_iters, ...) are passed to ``iterate``; the stopping rules are this module's (see the
+    module doc).  Computed in float64.  With ``monitor="residual"``, C must be I_d so that D = X.
+    """
+    _opts(max_iter, target, tol, time_limit)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    if monitor == "residual" and (prob.np_ != prob.d or not np.array_equal(prob.C, np.eye(prob.d))):
+        raise ValueError("argument C must be the identity I_d for EAGLE with monitor='residual' (then D = X)")
+    rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
+    it = _eagle.iterate(prob.A, prob.B, prob.C, sketch=sketch, rho=rho, seed=seed, **options)
+    D = None
+    for state in it:
+        if state.ell == 0:
+            rec.mark_setup()
+            continue
+        D = state.D
+        if rec.step(D=D):
+            break
+    return rec.trace("EAGLE" if sketch is None else f"EAGLE (r = {sketch})", D,
+                     info=dict(sketch=sketch, rho=rho if isinstance(rho, str) else "callable", **options))
+
+
+# ----------------------------------------------------------------------------------------------- direct
+def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gelsd") -> Trace:
+    """X* = argmin ‖XA − B‖_F by LAPACK least squares on Aᵀ Xᵀ = Bᵀ, then D = X* C (one "iteration").
+
+    ``backend``: ``"numpy"`` (``numpy.linalg.lstsq``, LAPACK ``gelsd``), ``"scipy"``
+    (``scipy.linalg.lstsq`` with ``driver``), or ``"torch"`` (``torch.linalg.lstsq`` with ``driver``;
+    ``gelsd`` is SVD-based and handles rank-deficient A, as the paper's torch baseline).  The time
+    includes the conversion to the backend's arrays.
+    """
+    backends = ("numpy", "scipy", "torch")
+    if backend not in backends:
+        raise ValueError(f"argument backend={backend!r} must be one of {backends}")
+    drivers = ("gelsd", "gelsy", "gelss")
+    if driver not in drivers:
+        raise ValueError(f"argument driver={driver!r} must be one of {drivers}")
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
+    M, Rhs = prob.A.T, prob.B.T
+    if backend == "numpy":
+        Xt = np.linalg.lstsq(M, Rhs, rcond=None)[0]
+    elif backend == "scipy":
+        Xt = scipy.linalg.lstsq(M, Rhs, lapack_driver=driver, check_finite=False)[0]
+    else:
+        Xt = torch.linalg.lstsq(torch.from_numpy(M), torch.from_numpy(Rhs), driver=driver).solution.numpy()
+    X = Xt.T
+    D = X @ prob.C
+    rec.step(X=X, D=D)
+    return rec.trace(f"lstsq ({backend})", D, info=dict(backend=backend, driver=driver), status="direct")
+
+
+def svd(A, B, C, *, reference=None, monitor=None, rcond=None) -> Trace:
+    """X* = B V Σ⁺ Uᵀ from the thin SVD A = U Σ Vᵀ (NumPy, LAPACK ``gesdd``); singular values below
+    ``rcond``·σ_max (default max(d, n)·eps) are treated as zero.  One "iteration"."""
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    if rcond is not None:
+        _nonneg("rcond", rcond)
+    rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
+    U, s, Vt = np.linalg.svd(prob.A, full_matrices=False)
+    cut = (rcond if rcond is not None else max(prob.d, prob.n) * np.finfo(float).eps) * (s[0] if s.size else 0)
+    keep = s > cut
+    X = ((prob.B @ Vt[keep].T) / s[keep]) @ U[:, keep].T
+    D = X @ prob.C
+    rec.step(X=X, D=D)
+    return rec.trace("SVD", D, info=dict(rank=int(keep.sum())), status="direct")
+
+
+# ----------------------------------------------------------------------------------------------- gradient methods
+def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]:
+    """Estimate ‖A‖₂ by ``iters`` power iterations on A Aᵀ from a Gaussian (or the given) start vector.
+
+    Returns (estimate, last vector).  The estimate is a lower bound of ‖A‖₂ (the paper's GD uses two
+    iterations; its step 1/σ̂² is then at most 1/(cos² θ σ²), still below the stability limit 2/σ²
+    unless the start is nearly orthogonal to the top singular vector).
+    """
+    int_in("iters", iters, 1)
+    A = np.asarray(A, dtype=np.float64)
+    u = np.random.default_rng(seed).standard_normal(A.shape[0]) if u0 is None else np.array(u0, dtype=np.float64)
+    s = 0.0
+    for _ in range(iters):
+        w = A.T @ u
+        s = float(np.linalg.norm(w))
+        u = A @ w
+        nu = np.linalg.norm(u)
+        if nu == 0:
+            return 0.0, u
+        u = u / nu
+    return float(np.linalg.norm(A.T @ u)), u
+
+
+def gd(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000, time_limit=None,
+       ridge=0.0, power_iters=2, seed=0) -> Trace:
+    """Gradient descent on f(X) = ½‖XA − B‖_F² + ½·ridge·‖X‖_F² from X = 0 (the paper's App. E.1).
+
+    Step η = 1/(σ̂² + ridge) with σ̂ ≈ ‖A‖₂ from ``power_iters`` power iterations (set-up time).  The
+    paper adds ridge = 1e-3 when A is rank-deficient and uses 0 when it has full rank; note that the
+    ridge moves the limit away from B A^† C (the error then floors).  One iteration: X ← X − η∇f.
+    """
+    _opts(max_iter, target, tol, time_limit)
+    ridge = _nonneg("ridge", ridge)
+    int_in("power_iters", power_iters, 1)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
+    A_, B_ = prob.A, prob.B
+    s, _ = sigma_max(A_, power_iters, seed=seed)
+    eta = 1.0 / (s * s + ridge) if s > 0 else 0.0
+    X = np.zeros((prob.dp, prob.d))
+    rec.mark_setup()
+    while True:
+        G = (X @ A_ - B_) @ A_.T
+        if ridge:
+            G += ridge * X
+        X -= eta * G
+        if rec.step(X=X):
+            break
+    return rec.trace("GD", X @ prob.C, info=dict(eta=eta, sigma_hat=s, ridge=ridge))
+
+
+def cgls(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000, time_limit=None) -> Trace:
+    """Conjugate gradients on the normal equations X (AAᵀ) = BAᵀ, in the CGLS form that never forms AAᵀ.
+
+    The d' rows of X are d' independent CG runs (each with its own α, β), advanced together with
+    matrix products.  From X = 0 CG stays in the row space of A, so it converges to B A^† (the
+    minimum-norm solution) in exact arithmetic; in floating point its iteration count grows like κ(A)
+    (κ(AAᵀ) = κ²).  One iteration = one product with A and one with Aᵀ.  ``tol`` is the paper's CG rule
+    ‖X_k C − X_{k−1} C‖_F ≤ tol·‖X_k C‖_F.  A right-hand side whose search direction vanishes stops
+    moving (status ``"breakdown"`` if every one does before a stopping rule fires).
+    """
+    _opts(max_iter, target, tol, time_limit)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
+    A_, At = prob.A, np.ascontiguousarray(prob.A.T)
+    X = np.zeros((prob.dp, prob.d))
+    R = prob.B.copy()                 # residual B − X A  (d'×n)
+    S = R @ At                        # gradient direction (d'×d)
+    P = S.copy()
+    gam = (S * S).sum(1)
+    tiny = np.finfo(float).tiny
+    rec.mark_setup()
+    status = None
+    while True:
+        Q = P @ A_
+        qq = (Q * Q).sum(1)
+        alpha = np.where(qq > tiny, gam / np.where(qq > tiny, qq, 1.0), 0.0)
+        X += alpha[:, None] * P
+        R -= alpha[:, None] * Q
+        S = R @ At
+        gnew = (S * S).sum(1)
+        beta = np.where(gam > tiny, gnew / np.where(gam > tiny, gam, 1.0), 0.0)
+        P = S + beta[:, None] * P
+        gam = gnew
+        if rec.step(X=X):
+            break
+        if not (gam > tiny).any():
+            status = "breakdown"
+            break
+    return rec.trace("CG", X @ prob.C, status=status)
+
+
+def sgd(A, B, C, *, sketch, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
+        time_limit=None, ridge=0.0, power_iters=2, seed=0) -> Trace:
+    """GD on an r-column sketch (the paper's SGD baseline of the compute-limited regime, App. E.1).
+
+    Each iteration draws r of the n columns at random (without replacement), Ã = A S, B̃ = B S, and steps
+    X ← X − η_k ((X Ã − B̃) Ãᵀ + ridge·X) with η_k = 1/(σ̂_k² + ridge), σ̂_k ≈ ‖Ã‖₂ from ``power_iters``
+    power iterations warm-started from the previous step's vector.  One iteration = one sketched step.
+    """
+    _opts(max_iter, target, tol, time_limit)
+    ridge = _nonneg("ridge", ridge)
+    int_in("power_iters", power_iters, 1)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    r = int_in("sketch", sketch, 1, prob.n)
+    rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
+    rng = np.random.default_rng(seed)
+    A_, B_ = prob.A, prob.B
+    X = np.zeros((prob.dp, prob.d))
+    u = rng.standard_normal(prob.d)
+    rec.mark_setup()
+    while True:
+        cols = rng.choice(prob.n, size=r, replace=False)
+        At, Bt = A_[:, cols], B_[:, cols]
+        s, u = sigma_max(At, power_iters, u0=u)
+        eta = 1.0 / (s * s + ridge) if s > 0 else 0.0
+        G = (X @ At - Bt) @ At.T
+        if ridge:
+            G += ridge * X
+        X -= eta * G
+        if rec.step(X=X):
+            break
+    return rec.trace(f"SGD (r = {r})", X @ prob.C, info=dict(sketch=r, ridge=ridge))
+
+
+# ----------------------------------------------------------------------------------------------- SciPy Krylov
+class _Stop(Exception):
+    pass
+
+
+def _frame_x(cache: list, names=("lsqr", "lsmr")):
+    """The current iterate ``x`` of the enclosing SciPy lsqr/lsmr call (read from its frame, read-only;
+    the frame is found once per solve and kept in ``cache``)."""
+    if not cache:
+        f = sys._getframe(2)
+        while f is not None and not (f.f_code.co_name in names and "x" in f.f_locals):
+            f = f.f_back
+        if f is None:
+            raise RuntimeError("could not find the iterate of scipy's lsqr/lsmr (has scipy changed?)")
+        cache.append(f)
+    return cache[0].f_locals["x"]
+
+
+def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, time_limit, setup_t, t_start,
+                   record=True):
+    """Run scipy's lsqr/lsmr on ``op`` (n×k) for each row b_j of B; ``col_map(y)`` maps a solution of
+    the (preconditioned) problem to x_j (length d).  Returns the combined trace pieces."""
+    solve = spla.lsqr if kind == "lsqr" else spla.lsmr
+    a = b = tol if tol is not None else 0.0
+    rows = []
+    status_all = []
+    bookkeeping = 0.0
+    monitored = record and prob.monitor is not None
+    for j in range(prob.dp):
+        bj = prob.B[j]
+        t_times, nums = [], []
+        pause = [0.0]
+        t0 = time.perf_counter()
+
+        def now():
+            return time.perf_counter() - t0 - pause[0]
+
+        calls = [0]
+        frame: list = []
+
+        def observe():
+            calls[0] += 1
+            if calls[0] == 1:      # x_0 = 0: nothing done yet
+                return
+            t = now()
+            b0 = time.perf_counter()
+            x = col_map(_frame_x(frame))
+            t_times.append(t)
+            stop = None
+            if monitored:
+                num = prob.row_num(x, j)
+                nums.append(num)
+                if target is not None and _row_value(prob, num, j) <= target:
+                    stop = "target"
+            pause[0] += time.perf_counter() - b0
+            if stop is None and time_limit is not None and t >= time_limit:
+                stop = "time_limit"
+            if stop:
+                raise _Stop(stop, x.copy())
+
+        if record:
+            def mv(v):
+                observe()
+                return op.matvec(v) if hasattr(op, "matvec") else op @ v
+            L = spla.LinearOperator(op.shape, matvec=mv, rmatvec=lambda u: op.rmatvec(u) if hasattr(op, "rmatvec") else op.T @ u,
+                                    dtype=np.float64)
+        else:
+            L = op
+        try:
+            out = solve(L, bj, atol=a, btol=b, **{("iter_lim" if kind == "lsqr" else "maxiter"): max_iter}, **({"conlim": 0} if tol is None else {}))
+            x, istop, itn = col_map(out[0]), int(out[1]), int(out[2])
+            if istop in (1, 2, 4, 5):     # 4, 5: the tests hit machine precision
+                status = "converged"
+            elif itn >= max_iter:
+                status = "max_iter"
+            else:
+                status = "breakdown"
+        except _Stop as e:
+            status, x = e.args[0], e.args[1]
+            itn = len(t_times)
+        t_end = now()
+        if not (record and status in ("target", "time_limit")):   # the last iterate came from the return
+            t_times.append(t_end)
+            if monitored:
+                b0 = time.perf_counter()
+                nums.append(prob.row_num(x, j))
+                bookkeeping += time.perf_counter() - b0
+        bookkeeping += pause[0]
+        t_times = t_times[:max(itn, 1)]
+        nums = nums[:max(itn, 1)]
+        rows.append(dict(x=x, times=np.asarray(t_times), nums=np.asarray(nums), itn=max(itn, 1), status=status))
+        status_all.append(status)
+    K = max(r["itn"] for r in rows)
+    times = np.zeros(K)
+    num = np.zeros(K)
+    for r in rows:
+        k = len(r["times"])
+        idx = np.minimum(np.arange(K), k - 1)
+        times += r["times"][idx]
+        if monitored:
+            num += r["nums"][idx]
+    times += setup_t
+    X = np.stack([r["x"] for r in rows])
+    values = None
+    if monitored:
+        values = np.sqrt(num / prob.den) if prob.monitor == "error" else num / prob.den
+    order = ("non-finite", "breakdown", "time_limit", "max_iter", "converged", "target")
+    status = min(status_all, key=order.index)
+    return X, times, (values if monitored else None), status, bookkeeping, [r["itn"] for r in rows]
+
+
+def _row_value(prob, num, j):
+    v = num / prob.row_den[j]
+    return math.sqrt(v) if prob.monitor == "error" else v
+
+
+def _krylov(kind, A, B, C, reference, monitor, target, tol, max_iter, time_limit, record=True):
+    _opts(max_iter, target, tol, time_limit)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    M = np.ascontiguousarray(prob.A.T)
+    setup = time.perf_counter() - t0
+    X, times, values, status, book, its = _column_krylov(kind, prob, M, lambda y: np.asarray(y, dtype=np.float64),
+                                                         target=target, tol=tol, max_iter=max_iter,
+                                                         time_limit=time_limit, setup_t=setup, t_start=t0, record=record)
+    name = "LSQR" if kind == "lsqr" else "LSMR"
+    return Trace(name, X @ prob.C, len(times), status, float(times[-1]), setup, times, values,
+                 prob.monitor if values is not None else None, book, info=dict(iterations_per_column=its))
+
+
+def lsqr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
+         time_limit=None, record=True) -> Trace:
+    """``scipy.sparse.linalg.lsqr`` on Aᵀ x_j = b_j for each of the d' rows b_j of B, one after the other.
+
+    One iteration = one Golub–Kahan step (one product with A, one with Aᵀ); the count is the largest
+    per-column count, the time at iteration k the sum over columns (module doc).  The per-iteration
+    iterate is read from SciPy's own loop (the solver is not modified).  ``tol`` sets SciPy's
+    ``atol = btol`` (its own stopping rule); without it SciPy's tests are off (atol = btol = 0,
+    conlim = 0) and only ``target``/``max_iter``/``time_limit`` stop a column.  ``record=False`` runs
+    SciPy untouched (no per-iteration trace: for measuring the harness's overhead).
+    """
+    return _krylov("lsqr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
+
+
+def lsmr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
+         time_limit=None, record=True) -> Trace:
+    """``scipy.sparse.linalg.lsmr``, column by column; as :func:`lsqr` (same iteration count, same rules)."""
+    return _krylov("lsmr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
+
+
+class _Precond:
+    """x = N y with N = P R⁻¹ (QR with column pivoting) or N = V_k Σ_k⁻¹ (SVD, rank-deficient)."""
+
+    def __init__(self, M, N_apply, Nt_apply, k):
+        self.M, self.N, self.Nt, self.k = M, N_apply, Nt_apply, k
+        self.shape = (M.shape[0], k)
+
+    def matvec(self, y):
+        return self.M @ self.N(y)
+
+    def rmatvec(self, u):
+        return self.Nt(self.M.T @ u)
+
+
+def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=10_000,
+                  time_limit=None, oversample=2.0, seed=0, rcond=None) -> Trace:
+    """Sketch-and-precondition (Rokhlin–Tygert / Blendenpik style), then LSQR, column by column.
+
+    With M = Aᵀ (n×d): a Gaussian sketch S (m×n, m = ⌈oversample·d⌉) gives SM; its QR with column
+    pivoting SM Π = Q R is the right preconditioner N = Π R⁻¹, and LSQR solves min ‖M N y − b_j‖,
+    x_j = N y.  M N is well conditioned (κ ≈ (√m + √d)/(√m − √d) whatever κ(A)), so LSQR needs a few
+    dozen iterations.  When R is numerically rank-deficient (|R_kk| ≤ rcond·|R_00|, default
+    max(m, d)·eps) the preconditioner is N = V_k Σ_k⁻¹ from an SVD of SM instead (LSRN), which keeps the
+    minimum-norm solution.  Set-up = sketch + factorisation; one iteration = one LSQR step.
+    """
+    _opts(max_iter, target, tol, time_limit)
+    oversample = positive("oversample", oversample)
+    if oversample < 1:
+        raise ValueError(f"argument oversample={oversample!r} must be >= 1")
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    M = np.ascontiguousarray(prob.A.T)
+    n, d = M.shape
+    m = int(math.ceil(oversample * d))
+    rng = np.random.default_rng(seed)
+    SM = rng.standard_normal((m, n)) @ M / math.sqrt(m)
+    R, piv = scipy.linalg.qr(SM, mode="r", pivoting=True, check_finite=False)
+    R = R[:d]
+    diag = np.abs(np.diag(R))
+    cut = (rcond if rcond is not None else max(m, d) * np.finfo(float).eps) * (diag[0] if diag.size else 0)
+    k = int((diag > cut).sum())
+    if k == d:
+        inv_piv = np.argsort(piv)
+        kind = "QR"
+
+        def N(y):
+            z = scipy.linalg.solve_triangular(R, y, check_finite=False)
+            return z[inv_piv]
+
+        def Nt(u):
+            return scipy.linalg.solve_triangular(R, u[piv], trans="T", check_finite=False)
+    else:
+        _, s, Vt = np.linalg.svd(SM, full_matrices=False)
+        keep = s > (rcond if rcond is not None else max(m, d) * np.finfo(float).eps) * s[0]
+        V, s = Vt[keep].T, s[keep]
+        k = int(keep.sum())
+        kind = "SVD"
+
+        def N(y):
+            return V @ (y / s)
+
+        def Nt(u):
+            return (V.T @ u) / s
+    op = _Precond(M, N, Nt, k)
+    setup = time.perf_counter() - t0
+    X, times, values, status, book, its = _column_krylov("lsqr", prob, op, N, target=target, tol=tol,
+                                                         max_iter=max_iter, time_limit=time_limit, setup_t=setup,
+                                                         t_start=t0)
+    return Trace("RandSketch+CG", X @ prob.C, len(times), status, float(times[-1]), setup, times, values,
+                 prob.monitor if values is not None else None, book,
+                 info=dict(sketch_rows=m, preconditioner=kind, rank=k, iterations_per_column=its))
+
+
+def gdpp(A, B, C, *, reference=None, monitor=None, target=None, layers: int = 60, rho="power", seed=0) -> Trace:
+    """GD++ (chapter 6's :func:`eaglebook.solver.gdpp.gdpp`): L conditioning layers, then one gradient step.
+
+    One pass of ``gdpp`` computes the read-out of every depth l = 1..``layers``; iteration l of the trace is
+    the GD++ network with l layers.  Its solver time is the pass's time interpolated linearly in l (every
+    conditioning layer costs the same); ``target`` truncates the trace at the first depth that meets it.
+    Only ``monitor="error"`` is supported.
+    """
+    from .gdpp import gdpp as _gdpp
+    int_in("layers", layers, 1)
+    if target is not None:
+        positive("target", target)
+    mon = _monitor(monitor, reference)
+    if mon not in (None, "error"):
+        raise ValueError(f"argument monitor={monitor!r}: GD++ supports only the error monitor")
+    prob = _Problem(A, B, C, reference, mon)
+    t0 = time.perf_counter()
+    res = _gdpp(prob.A, prob.B, prob.C, layers=layers, rho=rho, seed=seed,
+                reference=prob.ref if prob.ref is not None else None)
+    elapsed = time.perf_counter() - t0
+    times = elapsed * np.arange(1, layers + 1) / layers
+    values = None if res.rel_error is None else np.asarray(res.rel_error[1:], dtype=np.float64)
+    L, status = layers, "max_iter"
+    if target is not None and values is not None and (values <= target).any():
+        L, status = int(np.flatnonzero(values <= target)[0]) + 1, "target"
+    D = np.asarray(res.D_trace[L], dtype=np.float64)
+    return Trace("GD++", D, L, status, float(times[L - 1]), 0.0, times[:L], None if values is None else values[:L],
+                 mon, 0.0, info=dict(layers=layers, timing="one pass, interpolated per layer"))
+
+
+#: name → function, for the harness.
+METHODS: dict[str, Callable[..., Trace]] = {
+    "EAGLE": eagle, "lstsq": lstsq, "SVD": svd, "GD": gd, "CG": cgls, "LSQR": lsqr, "LSMR": lsmr, "SGD": sgd,
+    "RandSketch+CG": randsketch_cg, "GD++": gdpp,
+}

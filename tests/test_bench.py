@@ -1,0 +1,120 @@
+"""The benchmark harness of chapter 7: the Matrix Market loader (tested on files written here), the Table 2
+set-up, and `python -m eaglebook.bench real --matrix FILE.mtx --json out.json`."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse
+
+from eaglebook.bench import harness, realdata
+
+
+def _low_rank_sparse(m=50, k=30, rank=20, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (rng.standard_normal((m, rank)) @ rng.standard_normal((rank, k)))
+    X[rng.random(m) < 0.3] = 0.0     # some empty rows: sparse storage, and rank(X) = rank generically
+    return scipy.sparse.coo_matrix(X)
+
+
+def test_matrix_market_round_trip(tmp_path):
+    M = _low_rank_sparse()
+    p = tmp_path / "m.mtx"
+    scipy.io.mmwrite(str(p), M)
+    L = realdata.load_matrix_market(p)
+    assert scipy.sparse.issparse(L) and L.shape == M.shape and L.dtype == np.float64
+    np.testing.assert_allclose(L.toarray(), M.toarray())
+    D = tmp_path / "dense.mtx"
+    scipy.io.mmwrite(str(D), M.toarray())            # array format: a dense result
+    assert isinstance(realdata.load_matrix_market(D), np.ndarray)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("this is not a matrix\n1 2 3\n", "not a Matrix Market file"),
+    ("%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.0\n", "malformed"),          # too few entries
+    ("%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n", "malformed"),          # non-numeric value
+    ("%%MatrixMarket matrix coordinate real general\n3 three 1\n1 1 1.0\n", "malformed"),      # bad size line
+    ("%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1\n", "no numeric values"),
+    ("%%MatrixMarket matrix coordinate complex general\n3 3 1\n1 1 1.0 2.0\n", "complex"),
+    ("%%MatrixMarket matrix array real general\n2 2\n1\nnan\n3\n4\n", "non-finite"),
+])
+def test_matrix_market_bad_files_are_refused_clearly(tmp_path, content, message):
+    p = tmp_path / "bad.mtx"
+    p.write_text(content)
+    with pytest.raises(ValueError, match=message) as e:
+        realdata.load_matrix_market(p)
+    assert "bad.mtx" in str(e.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        realdata.load_matrix_market(tmp_path / "nope.mtx")
+
+
+def test_table2_problem_finds_a_full_rank_block():
+    M = _low_rank_sparse(60, 40, rank=15)
+    P = realdata.table2_problem(M)
+    assert P["rank"] == 15 and P["A"].shape == (15, 15) and P["B"].shape == (1, 15)
+    assert np.linalg.matrix_rank(P["A"]) == 15
+    np.testing.assert_allclose(P["w"] @ P["A"], P["B"], atol=1e-10)
+    assert len(set(P["rows"])) == 15 and len(set(P["cols"])) == 15
+
+
+def test_illc1850_is_found_or_reported():
+    M = realdata.illc1850()
+    if realdata.illc1850_path() is None:
+        assert M is None
+    else:
+        assert M.shape == (1850, 712) and M.nnz > 0
+
+
+def test_ablation_distributions_have_full_rank_A():
+    rng = np.random.default_rng(0)
+    n = 60
+    for kind in harness.DISTRIBUTIONS:
+        A, B, C, D = harness.ablation_problem(kind, n, rng)
+        assert A.shape == (n, n) and B.shape == (2, n) and C.shape == (n, 2)
+        # sparse Rademacher (p = 0.1) factors may leave a few directions out at this small n
+        assert np.linalg.matrix_rank(A) >= (0.9 * n if kind == "sparse Rademacher" else n), kind
+
+
+def test_cli_real_on_a_user_matrix(tmp_path):
+    p = tmp_path / "user.mtx"
+    scipy.io.mmwrite(str(p), _low_rank_sparse(40, 30, rank=12))
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, "-m", "eaglebook.bench", "real", "--matrix", str(p), "--json", str(out),
+                        "--profile", "ci", "--quiet"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["part"] == "real" and res["environment"]["numpy"] == np.__version__
+    assert res["environment"]["threads"] == 1 and res["environment"]["blas"]
+    R = res["results"]
+    assert R["matrix"] == "user.mtx" and R["rank"] == 12
+    for name in ("EAGLE", "SVD", "CG", "LSMR"):
+        run = R["runs"][name]
+        assert run["reached"], name
+        assert run["final"] <= 1e-3 and run["ratio"]["elapsed"] > 0       # timings as ratios to lstsq
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n")
+    r = subprocess.run([sys.executable, "-m", "eaglebook.bench", "real", "--matrix", str(bad), "--quiet"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "malformed" in r.stderr and "bad.mtx" in r.stderr
+
+
+def test_every_part_writes_json_at_tiny_sizes():
+    """All four parts of the harness run end to end and their results serialise to JSON (tiny sizes)."""
+    from eaglebook import config
+    from eaglebook.bench.__main__ import _jsonable
+    S = config.BenchSizes(central_n=16, kappas=(1e2,), size_ns=(16,), headline_n=16, time_limit=0.2, max_iter=2000,
+                          repeats=1, overhead_iters=20, sketch_n=16, sketch_timing_n=16, sketch_timing_iters=3,
+                          real_max_cols=12, ablation_n=16, ablation_instances=1, grid_points=2)
+    for part in harness.PARTS:
+        out = harness.run(harness.BenchConfig(part=part, sizes=S), progress=False)
+        text = json.dumps(_jsonable(out))
+        back = json.loads(text)
+        assert back["part"] == part and back["environment"]["threads"] == 1 and back["results"]
+    hl = out = harness.run(harness.BenchConfig(part="centralized", sizes=S), progress=False)["results"]["headline"]
+    assert hl["runs"]["EAGLE"]["ratio"]["elapsed"] > 0 and "total" in hl["overhead"]
