@@ -14,7 +14,6 @@ Timings are the median of ``--repeats`` blocks of ``--steps`` steps, on ``--thre
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 

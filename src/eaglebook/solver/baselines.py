@@ -342,11 +342,8 @@ def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]
     int_in("iters", iters, 1)
     A = np.asarray(A, dtype=np.float64)
     u = np.random.default_rng(seed).standard_normal(A.shape[0]) if u0 is None else np.array(u0, dtype=np.float64)
-    s = 0.0
     for _ in range(iters):
-        w = A.T @ u
-        s = float(np.linalg.norm(w))
-        u = A @ w
+        u = A @ (A.T @ u)
         nu = np.linalg.norm(u)
         if nu == 0:
             return 0.0, u
