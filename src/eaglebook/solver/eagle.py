@@ -642,7 +642,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                 dmin[i], dmin_at[i] = rel_d[i], ell
             if sketched:
                 hist[i].append(fd[i])
-                if (streak[i] >= window and covered[i].all()
+                if (streak[i] >= window and (covered[i].all() or not opts.redraw)
                         and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]):
                     done[i], level[i] = True, rel_d[i]
                     status[i] = "converged" if opts.redraw else "fixed_sketch"
