@@ -109,7 +109,8 @@ class Result:
           most tol·‖D‖ (the estimate is ``level``) into D.  Use D; its error against B A_rcond^† C is
           then limited by rounding, about κ(A)·u times ‖B‖‖A^†‖‖C‖ (u the compute dtype's unit
           roundoff).  Sketched: the rule must hold for W = ⌈(n/r)(ln n + 0.58)⌉ UPDATEs in a row (every
-          column drawn once in expectation) and the geometric tail W·δ/(1 − q^W) of the changes still to
+          column drawn once in expectation) and, for column selection, until every column has been
+          drawn during that run; and the geometric tail W·δ/(1 − q^W) of the changes still to
           come (δ the largest change of the last W, q^W its ratio to the W before) must be <= the rule's
           bound; there is no spectral check.
         * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
@@ -406,6 +407,8 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = 
             A2, B2, dC, dD = step(A, B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
                                   d_scale=_pow2_factor(kA[mu] - kB[mu], dtype) if o.rescale else 1.0)
             As2.append(A2), Bs2.append(B2), dCs.append(dC), dDs.append(dD)
+            if info is not None and cols is not None:
+                info["cols"] = cols
             if info is not None:
                 x = (o.eta * rho * sigma ** 2).clamp(0.0, 0.9)
                 growth.append(-torch.log1p(-x))
@@ -587,6 +590,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     dmin_at = np.zeros(nb, np.int64)
     streak = np.zeros(nb, np.int64)
     hist = [collections.deque(maxlen=2 * window) for _ in range(nb)]
+    covered = [np.zeros(n, bool) for _ in range(nb)]
     logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
     deltas, errs, rels = [], [], []
     Dout, D_prev, C0log, A0log = D.clone(), D, None, None
@@ -625,13 +629,21 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                 continue
             cheap = fd[i] <= atol_f[i] + tol * nD[i]
             streak[i] = streak[i] + 1 if cheap else 0
+            if sketched:          # which columns the current run of small changes has drawn
+                if not cheap:
+                    covered[i][:] = False
+                elif "cols" in info:
+                    covered[i][info["cols"].cpu().numpy()] = True
+                else:
+                    covered[i][:] = streak[i] >= window     # Haar sketches touch every column
             if ell < hold[i]:
                 continue
             if rel_d[i] < 0.9 * dmin[i]:
                 dmin[i], dmin_at[i] = rel_d[i], ell
             if sketched:
                 hist[i].append(fd[i])
-                if streak[i] >= window and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]:
+                if (streak[i] >= window and (covered[i].all() or not opts.redraw)
+                        and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]):
                     done[i], level[i] = True, rel_d[i]
                     status[i] = "converged" if opts.redraw else "fixed_sketch"
                     finish[i] = flat(D_)[i]
