@@ -54,7 +54,9 @@ def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
     assert "- eaglebook._toolchain.mathjax_offline" in cfg
     assert re.search(r"^\s*stderr_output:\s*show\b", cfg, re.M)       # a chapter's warnings reach the reader
     make = (REPO / "Makefile").read_text()
-    assert re.search(r"^book:.*\n\tTQDM_DISABLE=1 \$\(BIN\)/jupyter-book build", make, re.M)
+    book = re.search(r"^book:.*\n((?:\t.*\n)+)", make, re.M).group(1)   # the recipe of `make book`
+    assert re.search(r"^\tTQDM_DISABLE=1 \$\(BIN\)/jupyter-book build", book, re.M)
+    assert re.search(r"^\tTQDM_DISABLE=1 \$\(BIN\)/python -m eaglebook.variants", book, re.M)
     # TQDM_DISABLE=1 silences the package's progress bars (training.py uses tqdm.auto) and nothing else
     code = ("import sys, warnings\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='bar-shown'): pass\n"
             "warnings.warn('warning-shown')\n")
