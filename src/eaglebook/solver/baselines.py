@@ -351,6 +351,14 @@ def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]
     return float(np.linalg.norm(A.T @ u)), u
 
 
+def _gradient_step(X, A, B, eta: float, ridge: float) -> None:
+    """X ← X − η ∇f(X) in place for f(X) = ½‖XA − B‖_F² + ½·ridge·‖X‖_F² (shared by GD and SGD)."""
+    G = (X @ A - B) @ A.T
+    if ridge:
+        G += ridge * X
+    X -= eta * G
+
+
 def gd(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000, time_limit=None,
        ridge=0.0, power_iters=2, seed=0) -> Trace:
     """Gradient descent on f(X) = ½‖XA − B‖_F² + ½·ridge·‖X‖_F² from X = 0 (the paper's App. E.1).
@@ -371,10 +379,7 @@ def gd(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter
     X = np.zeros((prob.dp, prob.d))
     rec.mark_setup()
     while True:
-        G = (X @ A_ - B_) @ A_.T
-        if ridge:
-            G += ridge * X
-        X -= eta * G
+        _gradient_step(X, A_, B_, eta, ridge)
         if rec.step(X=X):
             break
     return rec.trace("GD", X @ prob.C, info=dict(eta=eta, sigma_hat=s, ridge=ridge))
@@ -447,10 +452,7 @@ def sgd(A, B, C, *, sketch, reference=None, monitor=None, target=None, tol=None,
         At, Bt = A_[:, cols], B_[:, cols]
         s, u = sigma_max(At, power_iters, u0=u)
         eta = 1.0 / (s * s + ridge) if s > 0 else 0.0
-        G = (X @ At - Bt) @ At.T
-        if ridge:
-            G += ridge * X
-        X -= eta * G
+        _gradient_step(X, At, Bt, eta, ridge)
         if rec.step(X=X):
             break
     return rec.trace(f"SGD (r = {r})", X @ prob.C, info=dict(sketch=r, ridge=ridge))
