@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import tasks
+from eaglebook import config, models, tasks
 from eaglebook.config import ModelConfig, TaskConfig
 from eaglebook.models import LinearTransformer, diagonal_update
 
@@ -237,3 +237,14 @@ def test_embed_unembed_roundtrip():
     assert torch.allclose(m.readout(m.embed(X)), -tasks.split(X, TASK).D, rtol=1e-15, atol=0)
     with pytest.raises(ValueError, match="expected"):
         m(X[:, :, :-1])
+def test_vp_width_sets_sketched_value_projection_columns():
+    cfg = config.ModelConfig(regime="sketched", r=5, vp_width=20)
+    m = models.LinearTransformer(cfg, config.TaskConfig(), generator=torch.Generator().manual_seed(0))
+    assert m.W_V.shape[-1] == 20 and m.W_P.shape[-1] == 20 and m.W_Q.shape[-1] == 5
+    default = models.LinearTransformer(config.ModelConfig(regime="sketched", r=5), config.TaskConfig(),
+                                       generator=torch.Generator().manual_seed(0))
+    assert default.W_V.shape[-1] == 5 + 2
+@pytest.mark.parametrize("bad", [dict(vp_width=0), dict(init_std=0.0), dict(init_std=-1.0), dict(init_std="0.02")])
+def test_model_config_rejects_bad_ablation_values(bad):
+    with pytest.raises(ValueError, match=next(iter(bad))):
+        config.ModelConfig(regime="sketched", **bad)

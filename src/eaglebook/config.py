@@ -90,6 +90,7 @@ class ModelConfig:
     r: int = 5              # sketched: rank of W_Q, W_K
     machines: int = 3       # distributed: number of machines M
     init_std: float = 0.02  # the paper gives no initialisation (the book's reading notes)
+    vp_width: int | None = None  # sketched: columns of W_V, W_P; None = r + n' (the paper's App. B.4 as written)
 
     def __post_init__(self):
         object.__setattr__(self, "regime", REGIME_ALIASES.get(self.regime, self.regime))
@@ -98,6 +99,10 @@ class ModelConfig:
         check_int("heads", self.heads, minimum=1)
         check_int("r", self.r, minimum=1)
         check_int("machines", self.machines, minimum=1)
+        if self.vp_width is not None:
+            check_int("vp_width", self.vp_width, minimum=1)
+        if not (isinstance(self.init_std, (int, float)) and not isinstance(self.init_std, bool) and self.init_std > 0):
+            raise ValueError(f"parameter init_std={self.init_std!r} is not valid; allowed values: > 0")
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,9 @@ Regimes (``model_cfg.regime``; config maps ``centralized``/``compute-limited`` t
     H = ``model_cfg.heads`` heads, W_Q, W_K, W_V, W_P each (n+n') × k with k = n+n'.  Parameters are
     stored batched over heads, shape ``(L, H, n+n', k)``.
 ``sketched``
-    One head; W_Q, W_K are (n+n') × r (r = ``model_cfg.r``), W_V, W_P are (n+n') × (r+n').
-    Parameter shapes ``(L, 1, n+n', r)`` and ``(L, 1, n+n', r+n')``.
+    One head; W_Q, W_K are (n+n') × r (r = ``model_cfg.r``), W_V, W_P are (n+n') × k with k = r+n'
+    (the paper's App. B.4 as written) unless ``model_cfg.vp_width`` sets k (an ablation).
+    Parameter shapes ``(L, 1, n+n', r)`` and ``(L, 1, n+n', k)``.
 ``distributed``
     M = ``model_cfg.machines`` machines, one head per machine (the paper's Fig. 2 and App. B.4; the book's reading notes).  The n
     data columns are split contiguously with :func:`tasks.feature_owner`; **M must divide n** (weights
@@ -112,8 +113,9 @@ class LinearTransformer(nn.Module):
             self.heads = H
         elif self.regime == "sketched":
             r = model_cfg.r
+            k = model_cfg.vp_width or r + np_
             shapes = {"W_Q": (self.L, 1, self.F, r), "W_K": (self.L, 1, self.F, r),
-                      "W_V": (self.L, 1, self.F, r + np_), "W_P": (self.L, 1, self.F, r + np_)}
+                      "W_V": (self.L, 1, self.F, k), "W_P": (self.L, 1, self.F, k)}
             self.heads = 1
         else:  # distributed
             Mm = model_cfg.machines
@@ -285,6 +287,9 @@ class LinearTransformer(nn.Module):
                 self.W_P[l, 0] = torch.diag(torch.tensor([a2] * n + [a3] * np_, dtype=torch.float64))
             elif self.regime == "sketched":
                 r = self.cfg.r
+                if self.W_V.shape[-1] < r + np_:
+                    raise ValueError(f"the reference layer needs W_V, W_P with at least r + n' = {r + np_} columns; "
+                                     f"this model has vp_width={self.W_V.shape[-1]}")
                 S = self._sketch(None if sketches is None else sketches[l])
                 self.W_Q[l, 0, :n, :] = c * S
                 self.W_K[l, 0, :n, :] = sg * c * S
