@@ -81,6 +81,7 @@ CONDITIONED = 0.5
 STATUSES = ("converged", "max_iter", "stalled", "fixed_sketch", "rank_deficient", "out_of_range", "diverged",
             "non_finite")
 _CHECK_GAP = 4.0      # between the growth-adjusted rcond cut-off and the band of directions being conditioned
+_DIST_WINDOW = 4      # distributed: UPDATEs per window of the geometric tail bound of the D changes
 _STALL_WINDOW = 8     # UPDATEs (×6 distributed) without a 10% smaller D change before the check looks for a stall
 
 _RHO_METHODS = ("exact", "power")
@@ -112,7 +113,8 @@ class Result:
           column drawn once in expectation) and, for column selection, until every column has been
           drawn during that run; and the geometric tail W·δ/(1 − q^W) of the changes still to
           come (δ the largest change of the last W, q^W its ratio to the W before) must be <= the rule's
-          bound; there is no spectral check.
+          bound; there is no spectral check.  Distributed: the same tail bound with W = 4 replaces the
+          exact finish of the kept directions.
         * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
         * ``"stalled"``: every direction is conditioned but the D change stopped shrinking above ``tol``:
           the precision floor of the compute dtype (``level`` is the relative size of the change there,
@@ -589,7 +591,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     dmin = np.full(nb, math.inf)
     dmin_at = np.zeros(nb, np.int64)
     streak = np.zeros(nb, np.int64)
-    hist = [collections.deque(maxlen=2 * window) for _ in range(nb)]
+    hist = [collections.deque(maxlen=2 * (window if sketched else _DIST_WINDOW)) for _ in range(nb)]
     covered = [np.zeros(n, bool) for _ in range(nb)]
     logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
     deltas, errs, rels = [], [], []
@@ -628,6 +630,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                 finish[i] = flat(D_prev)[i]
                 continue
             cheap = fd[i] <= atol_f[i] + tol * nD[i]
+            if machines > 1:       # no exact finish here: the changes still to come must be small too
+                hist[i].append(fd[i])
+                cheap = cheap and _geometric_tail(hist[i], _DIST_WINDOW) <= atol_f[i] + tol * nD[i]
             streak[i] = streak[i] + 1 if cheap else 0
             if sketched:          # which columns the current run of small changes has drawn
                 if not cheap:
@@ -656,7 +661,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         if trig:
             checks += 1
             band_min, D_fin, err_rel = _spectral_check(As_, Bs_, C_, D_, kA, kB, logG, rc, opts.gamma)
-            Df = flat(D_fin)
+            # the finish D_ℓ + B_ℓ A_ℓ^† C_ℓ relies on the centralized invariant (any data); distributed
+            # keeps D_ℓ (its invariant needs consistent data)
+            Df = flat(D_fin) if machines == 1 else flat(D_)
             g = max(1.05, math.exp(float(logG.max()) / ell))
             for i, why in trig:
                 if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
