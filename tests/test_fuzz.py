@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from eaglebook import solver as E  # noqa: E402
 
 torch.set_num_threads(1)
-EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "300"))
 OUTCOMES = collections.Counter()
 FIRST = {}     # the first case of each outcome, printed with -s
 
