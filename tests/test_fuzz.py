@@ -39,8 +39,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from eaglebook import solver as E  # noqa: E402
 
 torch.set_num_threads(1)
-EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "300"))
 OUTCOMES = collections.Counter()
+FIRST = {}     # the first case of each outcome, printed with -s
 
 
 def _matrix(rng, d, n, rank, kappa):
@@ -149,6 +150,7 @@ def check(c):
     assert r.status in E.STATUSES and r.converged == (r.status == "converged")
     if r.status != "converged":
         OUTCOMES[r.status] += 1
+        FIRST.setdefault(r.status, c)
         return
     D = np.asarray(r.D, dtype=np.float64)
     assert np.isfinite(D).all(), "converged with a non-finite D"
@@ -186,3 +188,5 @@ def test_solver_is_honest(c):
 def teardown_module(module):
     if OUTCOMES:
         print("\nfuzz outcomes:", dict(OUTCOMES))
+        for k, c in FIRST.items():
+            print(f"  first {k}: {c}")

@@ -81,6 +81,16 @@ CONDITIONED = 0.5
 STATUSES = ("converged", "max_iter", "stalled", "fixed_sketch", "rank_deficient", "out_of_range", "diverged",
             "non_finite")
 _CHECK_GAP = 4.0      # between the growth-adjusted rcond cut-off and the band of directions being conditioned
+# The warm-started power vector gets a random 1% kick each UPDATE: an UPDATE can annihilate the direction
+# it had found (η = 1 sends the top singular value to 0), and a vector with no component along the new top
+# direction would then underestimate ‖Ã‖₂ by up to √min(d, r) (the Frobenius floor), making ρσ² > 2/γ and C
+# grow.  With the kick, a top direction σ₁ >= 2σ̂ is amplified by (σ₁/σ̂)^(2k) >= 1000 in k = 5 iterations;
+# the Rayleigh quotient moves only by O(kick²) when the vector was right.
+_POWER_KICK = 1e-2
+# ηρσ̂² at or above this can send the top singular value of A_ℓ to 0, s(1 − ηρs²) = 0, losing that
+# direction's part of D for good (η = 1 with the instance's own exact ρ): such a solve is never "converged"
+_ANNIHILATES = 0.99
+_DIST_WINDOW = 4      # distributed: UPDATEs per window of the geometric tail bound of the D changes
 _STALL_WINDOW = 8     # UPDATEs (×6 distributed) without a 10% smaller D change before the check looks for a stall
 
 _RHO_METHODS = ("exact", "power")
@@ -106,17 +116,20 @@ class Result:
 
         * ``"converged"``: ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F held, the spectral check found no
           direction of A_ℓ still being conditioned, and the directions dropped by ``rcond`` have put at
-          most tol·‖D‖ (the estimate is ``level``) into D.  Use D; its error against B A_rcond^† C is
+          most max(tol, p·u)·‖D‖ (p = max(d, n); the estimate is ``level``) into D.  Use D; its error against B A_rcond^† C is
           then limited by rounding, about κ(A)·u times ‖B‖‖A^†‖‖C‖ (u the compute dtype's unit
           roundoff).  Sketched: the rule must hold for W = ⌈(n/r)(ln n + 0.58)⌉ UPDATEs in a row (every
           column drawn once in expectation) and, for column selection, until every column has been
           drawn during that run; and the geometric tail W·δ/(1 − q^W) of the changes still to
           come (δ the largest change of the last W, q^W its ratio to the W before) must be <= the rule's
-          bound; there is no spectral check.
+          bound; there is no spectral check.  Distributed: the same tail bound with W = 4 replaces the
+          exact finish of the kept directions.
         * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
         * ``"stalled"``: every direction is conditioned but the D change stopped shrinking above ``tol``:
           the precision floor of the compute dtype (``level`` is the relative size of the change there,
-          typically κ(A)·u).  Use D at that accuracy, or compute in float64.
+          typically κ(A)·u).  Use D at that accuracy, or compute in float64.  Also (``level`` nan) when
+          a step had ηρσ_max² >= 0.99, which can send the top singular value of A_ℓ to 0 and lose that
+          direction's part of D for good (η = 1 with each instance's own ρ): use η < 1 or ``rho_scale``.
         * ``"fixed_sketch"``: ``redraw=False`` with r < n: D stopped changing, but only r columns of A
           were ever used, so D is not B A^† C.  Use ``redraw=True``.
         * ``"rank_deficient"``: A is numerically rank deficient and the data are inconsistent (B, C not
@@ -384,7 +397,7 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = 
     ell = 0
     yield ell, As, Bs, C, D, list(kA), list(kB)
     while True:
-        As2, Bs2, dCs, dDs, growth, normA = [], [], [], [], [], []
+        As2, Bs2, dCs, dDs, growth, normA, annih = [], [], [], [], [], [], []
         for mu in range(M):
             A, B = As[mu], Bs[mu]
             if o.rescale:
@@ -399,6 +412,10 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = 
                 cols, S = fixed[mu]
             At = A if o.sketch is None else (A[..., cols] if cols is not None else A @ S)
             k = o.power_iters if ell > 0 else 2 * o.power_iters   # cold start: twice as many
+            if o.rho == "power" and ell > 0:   # keep every direction in the warm start (see _POWER_KICK)
+                kick = torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device)
+                us[mu] = us[mu] + (_POWER_KICK / math.sqrt(d)) * kick * torch.linalg.vector_norm(
+                    us[mu], dim=-2, keepdim=True)
             sigma, us[mu] = _norm2(At, o.rho, us[mu], k)
             margin = POWER_MARGIN if o.rho == "power" else 1.0
             used = _pool(sigma * (o.rho_scale * margin), o.rho_pool)
@@ -410,8 +427,9 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = 
             if info is not None and cols is not None:
                 info["cols"] = cols
             if info is not None:
-                x = (o.eta * rho * sigma ** 2).clamp(0.0, 0.9)
-                growth.append(-torch.log1p(-x))
+                x = o.eta * rho * sigma ** 2
+                growth.append(-torch.log1p(-x.clamp(0.0, 0.9)))
+                annih.append(x >= _ANNIHILATES)
                 normA.append(lA)
         As, Bs = As2, Bs2
         if M == 1:
@@ -421,6 +439,7 @@ def _loop(As, Bs, C, D, o: _Opts, rng: np.random.Generator, info: dict | None = 
         if info is not None:
             info["log_growth"] = torch.stack(growth).amax(0)
             info["log2_normA"] = torch.stack(normA).amax(0)
+            info["annihilates"] = torch.stack(annih).any(0)
         ell += 1
         yield ell, As, Bs, C, D, list(kA), list(kB)
 
@@ -572,6 +591,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     d, dp, n_prime = dims
     n = sum(a.shape[-1] for a in As)
     rc = float(rcond) if rcond is not None else max(d, n) * eps
+    floor = max(d, n) * eps / 2     # the dropped directions matter only above rounding, p·u
     batch = tuple(C.shape[:-2])
     nb = max(1, math.prod(batch))
     As, Bs, C, frame = _to_frame(As, Bs, C, opts.rho_pool)
@@ -589,8 +609,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     dmin = np.full(nb, math.inf)
     dmin_at = np.zeros(nb, np.int64)
     streak = np.zeros(nb, np.int64)
-    hist = [collections.deque(maxlen=2 * window) for _ in range(nb)]
+    hist = [collections.deque(maxlen=2 * (window if sketched else _DIST_WINDOW)) for _ in range(nb)]
     covered = [np.zeros(n, bool) for _ in range(nb)]
+    lost = np.zeros(nb, bool)
     logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
     deltas, errs, rels = [], [], []
     Dout, D_prev, C0log, A0log = D.clone(), D, None, None
@@ -603,6 +624,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         if A0log is None:
             A0log = info["log2_normA"].reshape(-1).cpu().numpy()
         logG = logG + info["log_growth"].to(torch.float64)
+        lost |= info["annihilates"].reshape(-1).cpu().numpy()
         fd = _fro(D_ - D_prev).reshape(-1).to(torch.float64).cpu().numpy()
         nD = _fro(D_).reshape(-1).to(torch.float64).cpu().numpy()
         deltas.append(float(np.max(np.ldexp(fd, E))))
@@ -628,6 +650,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                 finish[i] = flat(D_prev)[i]
                 continue
             cheap = fd[i] <= atol_f[i] + tol * nD[i]
+            if machines > 1:       # no exact finish here: the changes still to come must be small too
+                hist[i].append(fd[i])
+                cheap = cheap and _geometric_tail(hist[i], _DIST_WINDOW) <= atol_f[i] + tol * nD[i]
             streak[i] = streak[i] + 1 if cheap else 0
             if sketched:          # which columns the current run of small changes has drawn
                 if not cheap:
@@ -656,20 +681,22 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         if trig:
             checks += 1
             band_min, D_fin, err_rel = _spectral_check(As_, Bs_, C_, D_, kA, kB, logG, rc, opts.gamma)
-            Df = flat(D_fin)
+            # the finish D_ℓ + B_ℓ A_ℓ^† C_ℓ relies on the centralized invariant (any data); distributed
+            # keeps D_ℓ (its invariant needs consistent data)
+            Df = flat(D_fin) if machines == 1 else flat(D_)
             g = max(1.05, math.exp(float(logG.max()) / ell))
             for i, why in trig:
                 if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
                     hold[i] = ell + max(1, math.ceil(math.log(CONDITIONED / band_min[i]) / math.log(g)))
                     dmin[i], dmin_at[i] = math.inf, hold[i]
-                elif why == "regrow" and err_rel[i] <= tol:
+                elif why == "regrow" and err_rel[i] <= max(tol, floor):
                     hold[i] = ell + 3
                     dmin[i], dmin_at[i] = math.inf, hold[i]
                 else:
                     done[i], finish[i] = True, Df[i]
                     if why == "stall":
                         status[i], level[i] = "stalled", max(float(rel_d[i]), err_rel[i])
-                    elif err_rel[i] <= tol and why == "rule":
+                    elif err_rel[i] <= max(tol, floor) and why == "rule":
                         status[i], level[i] = "converged", err_rel[i]
                     else:
                         status[i], level[i] = "rank_deficient", err_rel[i]
@@ -690,6 +717,8 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         F[i] = flat(D_)[i]
         status[i] = "max_iter"
         level[i] = rel_d[i] if ell > 0 else math.nan
+    bad = lost & np.isin(status, ["converged", "rank_deficient"])
+    status[bad], level[bad] = "stalled", math.nan
     if machines > 1 or sketched:   # these regimes reach B A^† C only on consistent data or full column rank
         cl, epsB = _consistency_level(frame.A0, frame.B0, C, rc)
         bad = (status == "converged") & (cl > tol) & (epsB > 10 * max(d, n) * eps)
