@@ -589,3 +589,74 @@ def plot_step_grid(grid):
     a1.set_xlabel("factor"); a1.set_ylabel(f"median best error ({grid['max_iter']} it.)"); a1.legend()
     a2.set_xlabel("factor"); a2.set_ylabel("median iterations to 1e-10")
     return fig
+
+
+# ---------------------------------------------------------------------------------------------- chapter 9
+def plot_ablations(stats: dict, *, paper: dict, labels: dict | None = None):
+    """One panel per statistic; ``stats``: ablation key → {statistic → list of per-seed values};
+    ``paper``: statistic → (the paper's value or (low, high) band, axis label, log axis?).  Dots are
+    seeds, the bar the median; the paper's value is a dotted line (a band is shaded)."""
+    keys = list(stats)
+    names = list(paper)
+    fig, axes = plt.subplots(1, len(names), figsize=(FULL[0], 2.9), sharey=True)
+    y = np.arange(len(keys))
+    for ax, name in zip(np.atleast_1d(axes), names):
+        ref, label, log = paper[name]
+        for i, k in enumerate(keys):
+            v = np.asarray(stats[k][name], dtype=float)
+            ax.scatter(v, np.full(v.shape, i), s=10, color=METHOD_STYLE["EAGLE"]["color"], alpha=0.6, zorder=3)
+            if v.size:
+                ax.plot([np.median(v)] * 2, [i - 0.3, i + 0.3], color="k", lw=1.5, zorder=4)
+        if isinstance(ref, tuple):
+            ax.axvspan(*ref, color="0.85", zorder=0, label="paper")
+        elif ref is not None:
+            ax.axvline(ref, color="k", ls=":", lw=0.9, label="paper")
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlabel(label, fontsize=7)
+    ax0 = np.atleast_1d(axes)[0]
+    ax0.set_yticks(y, [(labels or {}).get(k, k) for k in keys], fontsize=7); ax0.invert_yaxis()
+    ax0.legend(frameon=False, fontsize=6, loc="lower right")
+    return fig
+
+
+def plot_definitions(values: dict, *, paper: float, labels: dict | None = None):
+    """The relative difference under each definition (``values``: key → per-seed values); paper dotted."""
+    fig, ax = plt.subplots(figsize=HALF)
+    keys = list(values)
+    for i, k in enumerate(keys):
+        v = np.asarray(values[k], dtype=float)
+        ax.scatter(v, np.full(v.shape, i), s=10, color=METHOD_STYLE["EAGLE"]["color"], alpha=0.6, zorder=3)
+        ax.plot([np.median(v)] * 2, [i - 0.3, i + 0.3], color="k", lw=1.5, zorder=4)
+    ax.axvline(paper, color="k", ls=":", lw=0.9, label=f"paper ({paper:g})")
+    ax.set_yticks(np.arange(len(keys)), [(labels or {}).get(k, k) for k in keys], fontsize=7); ax.invert_yaxis()
+    ax.set_xlim(left=0); ax.set_xlabel("relative difference (median over layers)", fontsize=7)
+    ax.legend(frameon=False, fontsize=6)
+    return fig
+
+
+def plot_failure_boundary(tails: dict, *, bins: int = 12):
+    """The heavy tail (``tails``: regime → :class:`eaglebook.ablations.Tail`).  Left: every held-out prompt
+    at (‖A‖₂² over the training batch maximum, κ of A), prompts worse than predicting zero in red, and
+    the first layer's overshoot boundary step = 2 (dashed, per regime).  Right: share of prompts worse
+    than zero against the first layer's step, in bins of equal counts."""
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=FULL)
+    for i, (reg, t) in enumerate(tails.items()):
+        st = METHOD_STYLE.get(reg, METHOD_STYLE["EAGLE"])
+        ok = ~t.worse
+        ax.scatter(t.norm_ratio[ok], t.kappa[ok], s=2, color=st["color"], alpha=0.15, lw=0)
+        ax.scatter(t.norm_ratio[t.worse], t.kappa[t.worse], s=6, color="#D55E00", alpha=0.7, lw=0,
+                   label="worse than zero" if i == 0 else None)
+        ax.axvline(2 / max(t.eta0, t.gamma0), color=st["color"], ls="--", lw=0.9, label=f"step = 2, {reg}")
+        order = np.argsort(t.step)
+        chunks = np.array_split(order, bins)
+        x = [np.median(t.step[c]) for c in chunks if c.size]
+        yv = [t.worse[c].mean() for c in chunks if c.size]
+        bx.plot(x, yv, marker="o", ms=3, label=reg, color=st["color"])
+    ax.set_xscale("log"); ax.set_yscale("log")
+    ax.set_xlabel(r"$\|A\|_2^2$ / training batch max", fontsize=7); ax.set_ylabel(r"$\kappa(A)$ on its rank", fontsize=7)
+    ax.legend(frameon=False, fontsize=6)
+    bx.axvline(2, color="k", ls=":", lw=0.9)
+    bx.set_xscale("log"); bx.set_xlabel("first layer's step on the prompt", fontsize=7)
+    bx.set_ylabel("share worse than predicting zero", fontsize=7); bx.legend(frameon=False, fontsize=6)
+    return fig
