@@ -7,6 +7,7 @@ from pathlib import Path
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 import numpy as np
 
 FULL = (6.4, 2.6)
@@ -613,6 +614,7 @@ def plot_ablations(stats: dict, *, paper: dict, labels: dict | None = None):
             ax.axvline(ref, color="k", ls=":", lw=0.9, label="paper")
         if log:
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(label, fontsize=7)
     ax0 = np.atleast_1d(axes)[0]
     ax0.set_yticks(y, [(labels or {}).get(k, k) for k in keys], fontsize=7); ax0.invert_yaxis()
@@ -654,9 +656,10 @@ def plot_failure_boundary(tails: dict, *, bins: int = 12):
         yv = [t.worse[c].mean() for c in chunks if c.size]
         bx.plot(x, yv, marker="o", ms=3, label=reg, color=st["color"])
     ax.set_xscale("log"); ax.set_yscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter()); ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(r"$\|A\|_2^2$ / training batch max", fontsize=7); ax.set_ylabel(r"$\kappa(A)$ on its rank", fontsize=7)
     ax.legend(frameon=False, fontsize=6)
     bx.axvline(2, color="k", ls=":", lw=0.9)
-    bx.set_xscale("log"); bx.set_xlabel("first layer's step on the prompt", fontsize=7)
+    bx.set_xscale("log"); bx.xaxis.set_minor_formatter(NullFormatter()); bx.set_xlabel("first layer's step on the prompt", fontsize=7)
     bx.set_ylabel("share worse than predicting zero", fontsize=7); bx.legend(frameon=False, fontsize=6)
     return fig
