@@ -152,7 +152,7 @@ def test_a_worker_that_never_joins_is_named(problem, private_tmp):
 
 
 def test_a_worker_exception_is_reported_with_its_rank(problem):
-    err, dt = _fault_run(problem, (1, "raise", 1), timeout=20)
+    err, dt = _fault_run(problem, (1, "raise", 1), timeout=20, join_timeout=90)   # joining is not under test here
     assert err.rank == 1 and err.cause == "error" and "injected failure" in str(err)
     assert _no_children_left()
 
