@@ -155,15 +155,42 @@ def test_lab_check_reads_raw_myst_and_unrendered_glue():
     assert unglued == ["C1_rank:.0f"]
 
 
+def _ok(text):
+    return {"status": "ok", "data": {"text/plain": text}, "metadata": {}}
+
+
+def test_lab_check_accepts_only_evaluated_glued_numbers():
+    """An {eval} number passes only when jupyterlab-myst evaluated it and shows its value (quotes stripped)."""
+    e1, e2 = 'G("C1_rank", ".0f")', 'G("C1_err", ".1e")'
+    src = f"rank {{eval}}`{e1}`, error {{eval}}`{e2}`."
+    good = {"index": 4, "rendered": True, "source": src, "text": "rank 10, error 3.2e-15.",
+            "expressions": [{"expression": e1, "result": _ok("10")}, {"expression": e2, "result": _ok("'3.2e-15'")}]}
+    assert check_lab.markdown_problems([good]) == ([], [])
+    unrun = {**good, "text": f"rank {e1}, error {e2}.", "expressions": []}           # before the cells ran
+    assert check_lab.markdown_problems([unrun]) == ([], [e1, e2])
+    error = {**good, "text": "rank 10, error GlueKeyError: nothing glued under 'C1_err'.", "expressions": [
+        good["expressions"][0], {"expression": e2, "result": {"status": "error", "ename": "GlueKeyError",
+                                                              "evalue": "nothing glued under 'C1_err'", "traceback": []}}]}
+    problems, unglued = check_lab.markdown_problems([error])
+    assert unglued == [] and problems == ["markdown cell 4: {eval}`" + e2 + "` gives GlueKeyError: nothing glued under 'C1_err'"]
+    hidden = {**good, "text": "rank 10, error ."}
+    assert check_lab.markdown_problems([hidden])[0] == [f"markdown cell 4: {{eval}}`{e2}` = '3.2e-15' is not in its visible text"]
+    raw = {**good, "text": "rank {eval}`G(\"C1_rank\")`", "expressions": []}                # not parsed as MyST at all
+    assert "shows raw MyST ['{eval']" in check_lab.markdown_problems([raw])[0][0]
+
+
 @needs_chromium
 @pytest.mark.slow
 def test_chapter_one_in_jupyterlab(tmp_path):
-    """`make check-lab`: JupyterLab opens book/01_task.md as a notebook, runs it, shows no raw MyST."""
+    """`make check-lab`: JupyterLab opens book/01_task.md as a notebook, runs it, shows no raw MyST and every
+    glued number as a number."""
     out = io.StringIO()
     rc = check_lab.check_lab("book/01_task.md", tmp_path, root=REPO, out=out)
     assert rc == 0, out.getvalue()
-    assert "12 code cells run" in out.getvalue() or "code cells run" in out.getvalue()
-    assert (tmp_path / "lab-01_task.png").read_bytes()[:4] == b"\x89PNG"
+    m = re.search(r"(\d+) code cells run, \d+ markdown cells read, (\d+) of (\d+) glued values shown", out.getvalue())
+    assert m and int(m[1]) >= 12 and int(m[2]) == int(m[3]) >= 13, out.getvalue()
+    for shot in ("lab-01_task.png", "lab-01_task-glue.png"):
+        assert (tmp_path / shot).read_bytes()[:4] == b"\x89PNG"
 
 
 # ---- a JupyterLab save keeps the chapter a book chapter ---------------------------------------------------
@@ -175,13 +202,15 @@ def _cells(nb):
 @pytest.mark.slow
 def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
     """Through the server's contents API, as JupyterLab does: GET as a notebook, run, PUT back; the .md keeps
-    its header, tags and figure options, a second save changes nothing, and papermill still runs it."""
+    its header, tags and figure options, gains none of jupyterlab-myst's {eval} results (`user_expressions`
+    cell metadata, filtered by book/jupytext.toml), a second save changes nothing, and papermill still runs it."""
     import nbclient
 
     src = REPO / "book" / "01_task.md"
     (tmp_path / "book").mkdir()
     copy = tmp_path / "book" / "01_task.md"
     shutil.copy(src, copy)
+    shutil.copy(REPO / "book" / "jupytext.toml", tmp_path / "book" / "jupytext.toml")
     monkeypatch.setenv("EAGLEBOOK_PROFILE", "ci")
     with lab_server.jupyter(tmp_path, app="server") as srv:
         model = srv.api("GET", "/api/contents/book/01_task.md?type=notebook&content=1")
@@ -190,11 +219,20 @@ def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
         nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
                                 resources={"metadata": {"path": str(tmp_path / "book")}}).execute()
         assert any(o.get("output_type") == "display_data" for c in nb.cells for o in c.get("outputs", []))
+        evals = 0
+        for c in nb.cells:                       # what jupyterlab-myst stores when it runs a Markdown cell
+            exprs = re.findall(r"\{eval\}`([^`]+)`", c.source) if c.cell_type == "markdown" else []
+            if exprs:
+                c.metadata["user_expressions"] = [{"expression": e, "result": {
+                    "status": "ok", "data": {"text/plain": "1.0"}, "metadata": {}}} for e in exprs]
+                evals += len(exprs)
+        assert evals >= 13
         spec = srv.api("GET", "/api/kernelspecs")["kernelspecs"]["python3"]["spec"]
         nb.metadata.kernelspec = {"name": "python3", "display_name": spec["display_name"],   # what Lab records
                                   "language": spec["language"]}
         srv.api("PUT", "/api/contents/book/01_task.md", {"type": "notebook", "format": "json", "content": nb})
         saved = copy.read_text()
+        assert "user_expressions" not in saved
         again = srv.api("GET", "/api/contents/book/01_task.md?type=notebook&content=1")
         srv.api("PUT", "/api/contents/book/01_task.md", {"type": "notebook", "format": "json",
                                                          "content": again["content"]})

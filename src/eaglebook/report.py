@@ -16,7 +16,9 @@ the scorecard shows only ledgers of the current code, chapter source, profile an
 :func:`load_ledgers` reports the others as ignored, with the reason.
 
 Every value is glued (``myst_nb.glue``) as a plain ``float`` under its key, so the prose quotes it with
-``{glue:text}`\\`key:.2e\\```; bounds and paper values are glued as ``key_bound`` and ``key_paper``.
+``{eval}`\\`G("key", ".2e")\\``` (or myst-nb's ``{glue:text}`\\`key:.2e\\```); bounds and paper values are
+glued as ``key_bound`` and ``key_paper``.  :func:`G` is that expression's kernel side (JupyterLab);
+``eaglebook._toolchain.glue_eval`` is its book side.
 Each chapter's ledger is written as JSON to ``<repo>/_build/claims/<profile>/<chapter>.json``;
 ``index.md`` and ``reproducibility.md`` build their tables from those files.
 """
@@ -40,15 +42,61 @@ CLAIMS_ENV = "EAGLEBOOK_CLAIMS"
 VERDICTS = ("reproduced", "partly", "not reproduced")
 
 
+_GLUED: dict[str, Any] = {}        # what glue() stored in this process (the kernel), for G()
+
+
 def glue(key: str, value: Any) -> None:
-    """Glue ``value`` for the prose (plain floats for numbers); a no-op outside the book toolchain."""
+    """Glue ``value`` for the prose (plain floats for numbers); outside the book toolchain only :func:`G`
+    sees it."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         value = float(value)
+    _GLUED[key] = value
     try:
         from myst_nb import glue as _myst_glue
     except ImportError:  # the package works without the book toolchain
         return
     _myst_glue(key, value, display=False)
+
+
+class GlueKeyError(LookupError):
+    """``G(key)`` for a key that no cell of this kernel has glued (yet)."""
+
+
+class Glued(str):
+    """A glued value as the prose shows it: a ``str`` whose ``repr`` is itself, without quotes, so that an
+    ``{eval}`` expression shows ``10`` and not ``'10'`` (its only display form is ``text/plain``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def G(key: str, fmt: str = "s") -> Glued:  # noqa: N802 - short on purpose: it is written in the prose
+    """The value glued under ``key``, formatted as the book formats it; the kernel side of the prose's
+    ``{eval}`\\`G("key", ".2e")\\```.
+
+    JupyterLab (jupyterlab-myst) evaluates the expression in the chapter's kernel and shows the result; the
+    book renders the same role from the glue data of the executed notebook (``eaglebook._toolchain.
+    glue_eval``), exactly as ``{glue:text}`\\`key:fmt\\```.  Both go through the same steps: the value's
+    ``text/plain`` form (IPython's display formatter, as ``myst_nb.glue`` stores it), then myst-nb's
+    ``format_plain_text`` with ``fmt`` (default ``"s"``, as ``{glue:text}`` without a format)."""
+    if not isinstance(key, str) or not isinstance(fmt, str):
+        raise TypeError(f"G(key, fmt) takes two strings, got G({key!r}, {fmt!r})")
+    if key not in _GLUED:
+        known = ", ".join(sorted(_GLUED)[:8]) + (", …" if len(_GLUED) > 8 else "")
+        raise GlueKeyError(f"nothing glued under {key!r} in this kernel yet: run the cell that glues it"
+                           f" (glued so far: {known or 'nothing'})")
+    try:
+        from IPython.core.formatters import format_display_data
+        from myst_nb.core.variables import format_plain_text
+    except ImportError as exc:  # pragma: no cover - the book toolchain is in requirements.txt
+        raise RuntimeError("G() formats as the book does and needs myst-nb: pip install -r requirements.txt") from exc
+    text = format_display_data(_GLUED[key])[0]["text/plain"]
+    try:
+        return Glued(format_plain_text(text, fmt))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"G({key!r}, {fmt!r}): cannot format {text} with {fmt!r}: {exc}") from None
 
 
 @dataclass(frozen=True)
