@@ -609,6 +609,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     dmin = np.full(nb, math.inf)
     dmin_at = np.zeros(nb, np.int64)
     streak = np.zeros(nb, np.int64)
+    falling = np.zeros(nb, np.int64)    # distributed: consecutive UPDATEs with a smaller D change than the last
+    fd_last = np.full(nb, math.inf)
+    stall_window = _STALL_WINDOW * (1 if machines == 1 else 6)
     hist = [collections.deque(maxlen=2 * (window if sketched else _DIST_WINDOW)) for _ in range(nb)]
     covered = [np.zeros(n, bool) for _ in range(nb)]
     lost = np.zeros(nb, bool)
@@ -661,10 +664,14 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                     covered[i][info["cols"].cpu().numpy()] = True
                 else:
                     covered[i][:] = streak[i] >= window     # Haar sketches touch every column
+            if machines > 1:   # a slow but steady decrease (rate 1 − O(α) per round) is progress, not a stall
+                falling[i] = falling[i] + 1 if fd[i] < fd_last[i] else 0
+                fd_last[i] = fd[i]
             if ell < hold[i]:
                 continue
-            if rel_d[i] < 0.9 * dmin[i]:
+            if rel_d[i] < 0.9 * dmin[i] or falling[i] >= stall_window // 2:
                 dmin[i], dmin_at[i] = rel_d[i], ell
+                falling[i] = 0
             if sketched:
                 hist[i].append(fd[i])
                 if (streak[i] >= window and (covered[i].all() or not opts.redraw)
@@ -676,7 +683,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
                 trig.append((i, "rule"))
             elif rel_d[i] > 4 * dmin[i] and dmin_at[i] >= 1:
                 trig.append((i, "regrow"))
-            elif ell - dmin_at[i] >= _STALL_WINDOW * (1 if machines == 1 else 6):
+            elif ell - dmin_at[i] >= stall_window:
                 trig.append((i, "stall"))
         if trig:
             checks += 1
