@@ -100,6 +100,9 @@ def test_heavy_tail_and_its_remedy():
     assert t.mse_rescaled[i] == pytest.approx(float((pred - D).square().mean()), rel=1e-10)
     summ = t.summary()
     assert 0 <= summ["worse"] <= 1 and summ["over"] == pytest.approx(np.mean(t.step > 2))
+    assert t.peak_step.shape == (300,) and np.all(t.peak_step >= 0)
+    assert np.array_equal(t.diverged, ~(t.mse <= ablations.DIVERGED * t.zero))
+    assert 0 <= summ["diverged"] <= summ["worse"]
 
 
 def test_tail_summary_precision_and_recall():
@@ -125,3 +128,15 @@ def test_sketch_and_structure_stats_on_tiny_runs():
     s = ablations.structure_stats(u)
     assert set(s) >= {"offdiag_qk", "offdiag_vp", "eta", "gamma", "fidelity", "reduction"}
     assert s["ab"].shape == (u.cfg.model.layers,)
+
+
+def test_diverged_summary_counts_and_error_share():
+    n = 5
+    mse = np.array([100.0, 0.5, 0.5, 0.5, 2.0])
+    z = np.ones(n)
+    t = ablations.Tail(mse=mse, zero=z, worse=~(mse <= z), norm_ratio=z, kappa=z, step=z, eta0=1.0, gamma0=1.0,
+                       mse_rescaled=mse, worse_rescaled=~(mse <= z), peak_step=np.array([3.0, 3.0, 1, 1, 1]),
+                       diverged=~(mse <= ablations.DIVERGED * z))
+    s = t.summary()
+    assert s["diverged"] == pytest.approx(0.2) and s["diverged_error_share"] == pytest.approx(100 / 103.5)
+    assert s["peak_over_diverged"] == 1.0 and s["peak_over_rest"] == pytest.approx(0.25)

@@ -172,6 +172,9 @@ class Tail:
     step exceeds 2.  ``mse_rescaled``: the MSE when every prompt with ``norm_ratio`` > 1 is scaled by
     t = ``norm_ratio``^(−1/2) before the model and the prediction divided by t (exact for the target,
     since D = B A^† C is homogeneous of degree 1 in X): the batch-max normalisation the weights encode.
+    ``peak_step``: the largest step over the layers 0..L−2 (whose A and C updates feed later layers),
+    max(η_ℓ, γ_ℓ) · ‖A_ℓ‖₂² / (training batch max of ‖A_ℓ‖₂²) with the prompt's own activations A_ℓ;
+    ``diverged``: the error exceeds :data:`DIVERGED` times that of predicting zero (or is not finite).
     """
     mse: np.ndarray
     zero: np.ndarray
@@ -183,6 +186,8 @@ class Tail:
     gamma0: float
     mse_rescaled: np.ndarray
     worse_rescaled: np.ndarray
+    peak_step: np.ndarray | None = None
+    diverged: np.ndarray | None = None
 
     def summary(self) -> dict[str, float]:
         """Medians, means and worse-than-zero shares, untouched and rescaled, and how well the step
@@ -198,13 +203,30 @@ class Tail:
             "over": float(over.mean()),
             "precision": float(self.worse[over].mean()) if over.any() else float("nan"),
             "recall": float(over[self.worse].mean()) if self.worse.any() else float("nan"),
-        }
+        } | self._diverged_summary()
+
+    def _diverged_summary(self) -> dict[str, float]:
+        """``diverged`` share; ``diverged_error_share``: their part of the summed error (NaN when it is not
+        finite); ``peak_over_diverged`` / ``peak_over_rest``: share with a peak step above 2 among the
+        diverged prompts / the others."""
+        if self.diverged is None or self.peak_step is None:
+            return {}
+        dv, pk = self.diverged, self.peak_step > 2
+        tot = float(np.sum(self.mse))
+        return {"diverged": float(dv.mean()),
+                "diverged_error_share": float(np.sum(self.mse[dv]) / tot) if np.isfinite(tot) and tot > 0 else float("nan"),
+                "peak_over_diverged": float(pk[dv].mean()) if dv.any() else float("nan"),
+                "peak_over_rest": float(pk[~dv].mean()) if (~dv).any() else float("nan")}
 
 
-def _first_layer_norms(model: LinearTransformer, X_obs: torch.Tensor) -> np.ndarray:
-    """‖A‖₂² per prompt as the first layer sees it (max over machine blocks)."""
-    nr = extraction.batch_norms(model, X_obs)[0]
-    return nr.reshape(nr.shape[0], -1).max(-1)
+#: A prompt has *diverged* when its error exceeds this many times the error of predicting zero.
+DIVERGED = 10.0
+
+
+def _layer_norms(model: LinearTransformer, X_obs: torch.Tensor) -> np.ndarray:
+    """(L, N): ‖A_ℓ‖₂² per layer and prompt as the layer sees it (max over machine blocks)."""
+    nr = extraction.batch_norms(model, X_obs)
+    return nr.reshape(nr.shape[0], nr.shape[1], -1).max(-1)
 
 
 @torch.no_grad()
@@ -222,7 +244,10 @@ def heavy_tail(run: Run, X_clean: torch.Tensor, X_obs: torch.Tensor) -> Tail:
     X_clean, X_obs = X_clean.to(torch.float64), X_obs.to(torch.float64)
     law = extraction.scaling_law(model, batch=run.cfg.batch, seed=run.cfg.seed)
     mx0 = float(law.norm2_max[0])
-    ratio = _first_layer_norms(model, X_obs) / mx0
+    norms = _layer_norms(model, X_obs)
+    ratio = norms[0] / mx0
+    layer_steps = np.maximum(law.eta_layer, law.gamma_layer)[:, None] * norms / law.norm2_max[:, None]
+    peak = layer_steps[:max(1, model.L - 1)].max(0)
     eta0, gamma0 = float(law.eta_layer[0]), float(law.gamma_layer[0])
     D = tasks.split(X_clean, task).D
     zero = D.square().mean((-1, -2)).numpy()
@@ -235,7 +260,7 @@ def heavy_tail(run: Run, X_clean: torch.Tensor, X_obs: torch.Tensor) -> Tail:
     kappa = sv[:, 0] / np.where(sv[:, s - 1] > 0, sv[:, s - 1], np.nan)
     return Tail(mse=mse, zero=zero, worse=~(mse <= zero), norm_ratio=ratio, kappa=kappa,
                 step=max(eta0, gamma0) * ratio, eta0=eta0, gamma0=gamma0, mse_rescaled=mse_r,
-                worse_rescaled=~(mse_r <= zero))
+                worse_rescaled=~(mse_r <= zero), peak_step=peak, diverged=~(mse <= DIVERGED * zero))
 
 
 def tail_prompts(cfg: TrainConfig, size: int) -> tuple[torch.Tensor, torch.Tensor]:
