@@ -110,8 +110,9 @@ def test_tail_summary_precision_and_recall():
     worse = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0], bool)
     step = np.array([3, 3, 1, 3, 1, 1, 1, 1, 1, 1], float)
     z = np.ones(n)
-    t = ablations.Tail(mse=np.where(worse, 2.0, 0.5), zero=z, worse=worse, norm_ratio=step, kappa=z, step=step,
-                       eta0=1.0, gamma0=1.0, mse_rescaled=np.full(n, 0.5), worse_rescaled=np.zeros(n, bool))
+    t = ablations.Tail(mse=np.where(worse, 2.0, 0.5), zero=z, norm_ratio=step, kappa=z, step=step,
+                       eta0=1.0, gamma0=1.0, mse_rescaled=np.full(n, 0.5))
+    assert np.array_equal(t.worse, worse)
     s = t.summary()
     assert s["precision"] == pytest.approx(2 / 3) and s["recall"] == pytest.approx(2 / 3)
     assert s["over"] == pytest.approx(0.3) and s["worse"] == pytest.approx(0.3) and s["worse_rescaled"] == 0
@@ -134,9 +135,8 @@ def test_diverged_summary_counts_and_error_share():
     n = 5
     mse = np.array([100.0, 0.5, 0.5, 0.5, 2.0])
     z = np.ones(n)
-    t = ablations.Tail(mse=mse, zero=z, worse=~(mse <= z), norm_ratio=z, kappa=z, step=z, eta0=1.0, gamma0=1.0,
-                       mse_rescaled=mse, worse_rescaled=~(mse <= z), peak_step=np.array([3.0, 3.0, 1, 1, 1]),
-                       diverged=~(mse <= ablations.DIVERGED * z))
+    t = ablations.Tail(mse=mse, zero=z, norm_ratio=z, kappa=z, step=z, eta0=1.0, gamma0=1.0,
+                       mse_rescaled=mse, peak_step=np.array([3.0, 3.0, 1, 1, 1]))
     s = t.summary()
     assert s["diverged"] == pytest.approx(0.2) and s["diverged_error_share"] == pytest.approx(100 / 103.5)
     assert s["peak_over_diverged"] == 1.0 and s["peak_over_rest"] == pytest.approx(0.25)

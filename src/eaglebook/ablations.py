@@ -178,16 +178,25 @@ class Tail:
     """
     mse: np.ndarray
     zero: np.ndarray
-    worse: np.ndarray
     norm_ratio: np.ndarray
     kappa: np.ndarray
     step: np.ndarray
     eta0: float
     gamma0: float
     mse_rescaled: np.ndarray
-    worse_rescaled: np.ndarray
     peak_step: np.ndarray | None = None
-    diverged: np.ndarray | None = None
+
+    @property
+    def worse(self) -> np.ndarray:
+        return ~(self.mse <= self.zero)            # NaN counts as worse
+
+    @property
+    def worse_rescaled(self) -> np.ndarray:
+        return ~(self.mse_rescaled <= self.zero)
+
+    @property
+    def diverged(self) -> np.ndarray:
+        return ~(self.mse <= DIVERGED * self.zero)
 
     def summary(self) -> dict[str, float]:
         """Medians, means and worse-than-zero shares, untouched and rescaled, and how well the step
@@ -209,7 +218,7 @@ class Tail:
         """``diverged`` share; ``diverged_error_share``: their part of the summed error (NaN when it is not
         finite); ``peak_over_diverged`` / ``peak_over_rest``: share with a peak step above 2 among the
         diverged prompts / the others."""
-        if self.diverged is None or self.peak_step is None:
+        if self.peak_step is None:
             return {}
         dv, pk = self.diverged, self.peak_step > 2
         tot = float(np.sum(self.mse))
@@ -258,9 +267,9 @@ def heavy_tail(run: Run, X_clean: torch.Tensor, X_obs: torch.Tensor) -> Tail:
     sv = torch.linalg.svdvals(A).numpy()
     s = min(task.s, sv.shape[-1])
     kappa = sv[:, 0] / np.where(sv[:, s - 1] > 0, sv[:, s - 1], np.nan)
-    return Tail(mse=mse, zero=zero, worse=~(mse <= zero), norm_ratio=ratio, kappa=kappa,
+    return Tail(mse=mse, zero=zero, norm_ratio=ratio, kappa=kappa,
                 step=max(eta0, gamma0) * ratio, eta0=eta0, gamma0=gamma0, mse_rescaled=mse_r,
-                worse_rescaled=~(mse_r <= zero), peak_step=peak, diverged=~(mse <= DIVERGED * zero))
+                peak_step=peak)
 
 
 def tail_prompts(cfg: TrainConfig, size: int) -> tuple[torch.Tensor, torch.Tensor]:
