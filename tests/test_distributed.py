@@ -44,36 +44,63 @@ def private_tmp(tmp_path, monkeypatch):
 
 
 def simulated_D(Ab, Bb, C, rounds, **kw):
-    """D after ``rounds`` rounds of the single-process simulation (Algorithm 1's iterates, no stopping rule).
-
-    The multi-process engine stops by the D-change rule with a conditioning vote; the single-process
-    solver adds a spectral check at stopping time (one SVD of all machines' blocks together), so the two
-    may stop at different rounds: they are compared round for round."""
+    """D after ``rounds`` rounds of the single-process simulation (Algorithm 1's iterates, no stopping rule)."""
     it = None
     for it in eaglebook.iterate(list(Ab), list(Bb), C, max_iter=rounds, **kw):
         pass
     return it.D
 
 
+def assert_same_run(res, sim, rtol):
+    """The multi-process engine and solve_distributed: same rounds, same status, D to round-off."""
+    assert (res.iterations, res.status) == (sim.iterations, sim.status)
+    assert np.abs(res.D - sim.D).max() <= rtol * np.abs(sim.D).max()
+
+
 def test_serial_transport_equals_the_simulation(problem):
     Ab, Bb, C, ref = problem
     ser = dd.solve_serial(Ab, Bb, C, reference=ref)
-    sim = simulated_D(Ab, Bb, C, ser.iterations)
-    assert ser.status == "converged" and ser.rel_error[-1] < 1e-10
-    assert np.abs(ser.D - sim).max() <= 1e-13 * np.abs(sim).max()
-    assert ser.collectives == ser.iterations + 1          # the last one carries the stop vote
+    sim = eaglebook.solve_distributed(Ab, Bb, C, reference=ref)
+    assert ser.status == "converged" and ser.rel_error[-1] < 1e-10 and ser.checks >= 1
+    assert_same_run(ser, sim, 1e-13)
+    assert np.abs(ser.D - simulated_D(Ab, Bb, C, ser.iterations)).max() <= 1e-13 * np.abs(ser.D).max()
+    # one all_reduce per round; gathers: the column counts, each spectral check, the consistency test
+    assert ser.collectives == ser.iterations + ser.gathers == ser.iterations + 1 + ser.checks + 1
     d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
-    assert ser.floats_per_round == (d + dp) * n_prime == eaglebook.solve_distributed(Ab, Bb, C).floats_per_round
-    assert ser.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.HEADER_FLOATS)
+    assert ser.floats_per_round == (d + dp) * n_prime == sim.floats_per_round
+    assert ser.header_floats == dd.header_floats(3) == 2 * 3 + 1
+    assert ser.payload_bytes_per_round == 8 * ((d + dp) * n_prime + ser.header_floats)
 
 
-def test_serial_max_iter_and_power_rho_match(problem):
+@pytest.mark.parametrize("kw", [dict(max_iter=5), dict(rho="power", max_iter=40), dict(rho="exact"),
+                                dict(rho="exact", eta=1.0), dict(rho="power", tol=1e-6)])
+def test_serial_stops_like_the_simulation(problem, kw):
+    """Every stopping path (max_iter, converged, the stall of η = 1) is taken in the same round."""
     Ab, Bb, C, ref = problem
-    for kw in (dict(max_iter=5), dict(rho="power", max_iter=40)):
-        ser = dd.solve_serial(Ab, Bb, C, **kw)
-        sim = simulated_D(Ab, Bb, C, ser.iterations, rho=kw.get("rho", "exact"))
-        assert ser.iterations <= kw["max_iter"]
-        assert np.abs(ser.D - sim).max() <= 1e-12 * np.abs(sim).max()
+    assert_same_run(dd.solve_serial(Ab, Bb, C, **kw), eaglebook.solve_distributed(Ab, Bb, C, **kw), 1e-13)
+
+
+def test_serial_stops_like_the_simulation_on_hard_data():
+    """Rank-deficient noisy data (rank_deficient), ill-conditioning (stalled), a batch with mixed statuses."""
+    rng = np.random.default_rng(4)
+    A, B, C, _ = tasks.make_problem(36, 30, rank=6, kappa=1e2, rng=rng)
+    B = B + 1e-3 * rng.standard_normal(B.shape)          # B leaves A's row space: inconsistent data
+    Ab, Bb = eaglebook.split_columns(A, B, 3)
+    sim = eaglebook.solve_distributed(Ab, Bb, C)
+    assert sim.status == "rank_deficient"
+    assert_same_run(dd.solve_serial(Ab, Bb, C), sim, 1e-13)
+    A, B, C, _ = tasks.make_problem(36, 30, rank=30, kappa=1e3, rng=np.random.default_rng(5))
+    Ab, Bb = eaglebook.split_columns(A, B, 3)
+    sim = eaglebook.solve_distributed(Ab, Bb, C, rho="exact")
+    assert sim.status == "stalled"
+    assert_same_run(dd.solve_serial(Ab, Bb, C, rho="exact"), sim, 1e-13)
+    probs = [tasks.make_problem(30, 24, rank=r, kappa=k, rng=rng) for r, k in ((6, 1e2), (24, 1e3), (12, 1e5))]
+    A, B, C = (np.stack([p[j] for p in probs]) for j in range(3))
+    Ab, Bb = eaglebook.split_columns(A, B, 3)
+    sim = eaglebook.solve_distributed(Ab, Bb, C, max_iter=300)
+    ser = dd.solve_serial(Ab, Bb, C, max_iter=300)
+    assert_same_run(ser, sim, 1e-13)
+    assert list(ser.statuses) == list(sim.statuses) and len(set(sim.statuses)) > 1
 
 
 def test_freezing_keeps_the_iterations(problem):
@@ -105,12 +132,14 @@ def test_dgd_reaches_the_completion(problem):
 def test_run_local_equals_the_simulation(problem, private_tmp):
     Ab, Bb, C, ref = problem
     res = dd.run_local(Ab, Bb, C, reference=ref, timeout=60)
-    sim = simulated_D(Ab, Bb, C, res.iterations)
     assert res.status == "converged"
-    assert np.abs(res.D - sim).max() <= 1e-12 * np.abs(sim).max()
+    assert_same_run(res, eaglebook.solve_distributed(Ab, Bb, C, reference=ref), 1e-12)
     assert res.rel_error[-1] < 1e-10
     d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
-    assert res.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.HEADER_FLOATS)
+    assert res.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.header_floats(3))
+    # the gathers (column counts, spectral checks, consistency) carry each process's blocks, apart from the rounds
+    assert res.gathers == 1 + res.checks + 1 and res.collectives == res.iterations + res.gathers
+    assert all(g >= 8 * (Ab[mu].size + Bb[mu].size) for mu, g in enumerate(res.gather_bytes))
     assert len(res.wire_bytes_per_round) == 3 and all(w > 0 for w in res.wire_bytes_per_round)
     # a ring all-reduce sends about 2(M−1)/M payloads per process; a few hundred bytes of framing on top
     assert all(w < 4 * res.payload_bytes_per_round for w in res.wire_bytes_per_round)
@@ -177,6 +206,6 @@ def test_torchrun_cli(problem, tmp_path):
                        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     z = np.load(out)
-    sim = simulated_D([Ab[0], np.hstack(Ab[1:])], [Bb[0], np.hstack(Bb[1:])], C, int(z["iterations"]))
-    assert str(z["status"]) == "converged"
-    assert np.abs(z["D"] - sim).max() <= 1e-12 * np.abs(sim).max()
+    sim = eaglebook.solve_distributed([Ab[0], np.hstack(Ab[1:])], [Bb[0], np.hstack(Bb[1:])], C)
+    assert (int(z["iterations"]), str(z["status"])) == (sim.iterations, sim.status) == (sim.iterations, "converged")
+    assert np.abs(z["D"] - sim.D).max() <= 1e-12 * np.abs(sim.D).max()

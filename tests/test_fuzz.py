@@ -37,6 +37,7 @@ hyp = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 from eaglebook import solver as E  # noqa: E402
+from eaglebook.solver.distributed import solve_serial  # noqa: E402
 
 torch.set_num_threads(1)
 EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "300"))
@@ -148,6 +149,14 @@ def check(c):
         return
     assert c["bad"] is None, f"bad input {c['bad']} was accepted"
     assert r.status in E.STATUSES and r.converged == (r.status == "converged")
+    if r.machines > 1:   # the multi-process engine's round loop stops by the same rule, in the same round
+        Ab, Bb = E.split_columns(A, B, 2)
+        s = solve_serial(Ab, Bb, C)
+        assert (s.iterations, s.status) == (r.iterations, r.status), (s.iterations, s.status, r.iterations, r.status)
+        with np.errstate(invalid="ignore"):
+            dd_ = np.abs(np.asarray(s.D, np.float64) - np.asarray(r.D, np.float64))
+        assert np.array_equal(np.isfinite(dd_), np.isfinite(np.asarray(r.D, np.float64)))
+        assert np.nanmax(dd_, initial=0.0) <= 1e-12 * np.nanmax(np.abs(np.asarray(r.D, np.float64)), initial=0.0)
     if r.status != "converged":
         OUTCOMES[r.status] += 1
         FIRST.setdefault(r.status, c)

@@ -9,14 +9,18 @@ then a division by M: the mean of :func:`eaglebook.solver.update.combine`).
 * **Backend.** ``gloo`` on CPUs, ``nccl`` on GPUs (process μ then computes on ``cuda:<local rank>``);
   nothing else changes.
 * **Communication.** One ``all_reduce`` per round of a flat buffer [ΔC | ΔD | header]: the paper's
-  (d + d')·n' floats plus a 3-float header (the stop votes, the non-finite votes and, for the
-  freezing variant, the votes of the conditioned machines).  The header carries the decisions about
-  the *previous* round's D (known to every machine only after the reduction), so the stopping rule
-  is a global decision at no extra message; the price is one local UPDATE computed and discarded at
-  the end, and one more collective than rounds (header only when ``max_iter`` ends the run).
-* **Stopping.** The rule of the simulation: stop at the first ℓ with ‖D_ℓ − D_{ℓ−1}‖_F ≤
-  atol + tol·‖D_ℓ‖_F, or when D_ℓ is not finite, or at ``max_iter``.  The result equals
-  ``solve_distributed`` to float64 round-off, with the same iteration count.
+  (d + d')·n' floats plus a header of 2M + 1 floats per problem (each machine's ηρσ̂² and log2 ‖A^μ_ℓ‖_F,
+  in its own slots, and the count of conditioned machines for the freezing variant;
+  :func:`header_floats`).  After the reduction every process holds the same C_{ℓ+1}, D_{ℓ+1} and
+  header, so each takes the same decision about stopping, with no message of its own.
+* **Stopping.** The rule of :func:`eaglebook.solver.solve_distributed`, written once in
+  :class:`eaglebook.solver.stopping.StopRule`: the change of D with the geometric tail bound of the changes
+  still to come, the stall and regrowth tests, the divergence test (‖C_ℓ‖, ‖A_ℓ‖ grown 4×: the header's
+  norms) and, before a run is called converged, the *spectral check*: one SVD of all machines' blocks
+  together.  For that check (a few rounds per run) the processes gather their current blocks (an
+  ``all_gather``, counted apart from the rounds' bytes); one more gather of the original blocks at the end
+  tests consistency (Theorem 2's assumption).  The result equals ``solve_distributed`` to float64
+  round-off, with the same iteration count and status.
 * **Freezing (the paper's §E.2).** With ``freeze_tol`` set, once every machine's A^μ is conditioned
   (Σ_i (1 − σ_i²/σ_1²)² < freeze_tol over its positive singular values, the paper's
   ‖I − A^{μᵀ}A^μ‖_F² for a normalised A^μ) the A, B updates stop; the C, D updates go on with the
@@ -36,8 +40,8 @@ Entry points
   and a seed).  On a cluster only the launcher's flags change: ``torchrun --nnodes N
   --nproc-per-node K --rdzv-backend c10d --rdzv-endpoint HOST:PORT`` (and ``--backend nccl`` on GPUs).
 
-The bytes are counted twice: the payload each process hands to the collective (exact: (d + d')·n'
-+ 3 floats per round), and, for gloo, the TCP payload bytes the process actually sent during the
+The bytes are counted twice: the payload each process hands to the round's collective (exact: (d + d')·n'
++ 2M + 1 floats per round), and, for gloo, the TCP payload bytes the process actually sent in the
 rounds, read from the kernel's per-socket counters (``TCP_INFO``; a ring all-reduce sends about
 2(M − 1)/M times the payload: its reduce-scatter half plus its all-gather half, i.e. the upload to
 and the broadcast back from the paper's centre).
@@ -63,14 +67,14 @@ import torch
 
 from .._arrays import as_rng, check_batch, check_shapes, int_in, machine_edges, positive, prepare
 from .._arrays import out as _out
-from .eagle import DEFAULT_TOL, POWER_MARGIN, _norm2, _pool, _pow2_factor, _rescale
+from .eagle import (_POWER_KICK, DEFAULT_TOL, POWER_MARGIN, STATUSES, _consistency_level, _fro, _maxabs, _norm2, _pool,
+                    _pow2_factor, _rescale, _spectral_check)
+from .stopping import ANNIHILATES, StopRule
 from .update import step
 
 __all__ = ["DistributedResult", "DistributedError", "run_local", "solve_serial", "machine_loop", "main",
-           "HEADER_FLOATS", "tcp_bytes_sent"]
+           "header_floats", "tcp_bytes_sent"]
 
-#: Floats of the per-round header: stop votes, non-finite votes, conditioned-machine votes.
-HEADER_FLOATS = 3
 _LOOPBACK = "127.0.0.1"
 _BACKENDS = ("gloo", "nccl")
 
@@ -87,10 +91,13 @@ class DistributedResult:
     :class:`eaglebook.solver.Result`.  Per process (lists indexed by rank; one entry for
     :func:`solve_serial`): ``time_per_round`` (median wall seconds of a round), ``compute_per_round``
     (the local UPDATE), ``comm_per_round`` (the all_reduce, waiting for the slowest machine
-    included), ``wire_bytes_per_round`` (TCP payload bytes the process sent, per collective; None where
-    not measurable, e.g. NCCL or in-process).  ``floats_per_round`` = (d + d')·n';
-    ``payload_bytes_per_round`` = (floats_per_round + header_floats) × bytes per float, what each
-    process hands to each collective; ``collectives`` = the number of all_reduce calls.
+    included), ``wire_bytes_per_round`` (TCP payload bytes the process sent per round's all_reduce;
+    None where not measurable, e.g. NCCL or in-process), ``gather_bytes`` (bytes of its blocks the process
+    contributed to the gathers).  ``floats_per_round`` = (d + d')·n'; ``payload_bytes_per_round`` =
+    (floats_per_round + header_floats) × bytes per float, what each process hands to each round's
+    all_reduce; ``collectives`` = all collective calls: one all_reduce per round plus ``gathers`` (one at
+    the start for the column counts, one per spectral check, one for the consistency test at the end).
+    ``level``, ``statuses`` and ``checks`` are as in :class:`eaglebook.solver.Result`.
     """
 
     D: object
@@ -111,6 +118,11 @@ class DistributedResult:
     wire_bytes_per_round: list = field(default_factory=list)
     frozen_at: int | None = None
     wall: float = 0.0
+    level: float = math.nan
+    statuses: object = None
+    checks: int = 0
+    gathers: int = 0
+    gather_bytes: list = field(default_factory=list)
 
 
 class DistributedError(RuntimeError):
@@ -132,6 +144,7 @@ class _Machine:
 
     def __init__(self, A, B, u, *, eta, gamma, rho, rho_scale, power_iters, rho_pool, rescale, freeze_tol):
         self.A, self.B, self.u = A, B, u
+        self.A0, self.B0 = A, B   # the data as given (the consistency test at the end of a run)
         batch = tuple(A.shape[:-2])
         self.kA = torch.zeros(batch + (1, 1), dtype=torch.int64, device=A.device)
         self.kB = self.kA.clone()
@@ -139,47 +152,61 @@ class _Machine:
         self.power_iters, self.rho_pool, self.rescale, self.freeze_tol = power_iters, rho_pool, rescale, freeze_tol
         self.linear = None   # (ΔC(I), ΔD(I)) once frozen
         self.cond = 0.0      # this machine's vote: its A_ℓ is conditioned
+        self.lA = None       # log2 of Algorithm 1's own ‖A_ℓ‖_F at the last UPDATE
 
-    def _rho(self, A, k):
+    def to(self, device):
+        for k in ("A", "B", "A0", "B0", "kA", "kB", "u"):
+            if getattr(self, k) is not None:
+                setattr(self, k, getattr(self, k).to(device))
+        return self
+
+    def _rho(self, A, k, kick=None):
+        """(ρ, the raw norm estimate σ̂) for the stored A (see ``eagle._loop``)."""
         if self.freeze_tol is not None and self.rho == "exact":   # one SVD for ρ and the conditioning vote
             s = torch.linalg.svdvals(A)
             self.cond = self._conditioned(s)
             sigma = s[..., :1].unsqueeze(-1)
         else:
+            if kick is not None:   # the simulation's 1% kick of the warm start (eagle._POWER_KICK)
+                self.u = self.u + (_POWER_KICK / math.sqrt(A.shape[-2])) * kick * torch.linalg.vector_norm(
+                    self.u, dim=-2, keepdim=True)
             sigma, self.u = _norm2(A, self.rho, self.u, k)
             if self.freeze_tol is not None:
                 self.cond = self._conditioned(torch.linalg.svdvals(A))
         margin = POWER_MARGIN if self.rho == "power" else 1.0   # as the single-process solver
-        sigma = _pool(sigma * (self.rho_scale * margin), self.rho_pool)
-        return torch.where(sigma > 0, 1.0 / torch.where(sigma > 0, sigma, torch.ones_like(sigma)) ** 2,
-                           torch.zeros_like(sigma))
+        used = _pool(sigma * (self.rho_scale * margin), self.rho_pool)
+        rho = torch.where(used > 0, 1.0 / torch.where(used > 0, used, torch.ones_like(used)) ** 2,
+                          torch.zeros_like(used))
+        return rho, sigma
 
     def _d_scale(self):
         return _pow2_factor(self.kA - self.kB, self.A.dtype) if self.rescale else 1.0
 
-    def step(self, C, D, ell, frozen):
-        """(A', B', ΔC, ΔD, conditioned) of this round; nothing is committed."""
+    def _rescaled(self):
+        """Rescale the stored A, B (exact powers of two); log2 of Algorithm 1's own ‖A_ℓ‖_F."""
+        if not self.rescale:
+            return torch.log2(_fro(self.A))
+        self.A, self.kA, lA = _rescale(self.A, self.kA, self.rho_pool)
+        self.B, self.kB, _ = _rescale(self.B, self.kB, "instance")
+        return lA
+
+    def step(self, C, D, ell, frozen, kick=None):
+        """(A', B', ΔC, ΔD, x, lA, conditioned) of this round, nothing committed; x = ηρσ̂² and lA = log2 ‖A_ℓ‖_F
+        are what the stopping rule needs from this machine (per instance)."""
         if frozen:
             if self.linear is None:   # the UPDATE's C, D lines as linear maps of C, for the frozen A, B
-                A = self.A
-                if self.rescale:
-                    A, self.kA, _ = _rescale(A, self.kA, self.rho_pool)
-                    self.B, self.kB, _ = _rescale(self.B, self.kB, "instance")
-                    self.A = A
-                rho = self._rho(A, 2 * self.power_iters)
-                eye = torch.eye(A.shape[-2], dtype=A.dtype, device=A.device).expand(*A.shape[:-2], -1, -1)
-                _, _, GC, GD = step(A, self.B, eye, None, 0.0, self.gamma * rho, d_scale=self._d_scale())
+                self.lA = self._rescaled()
+                rho, _ = self._rho(self.A, 2 * self.power_iters)
+                eye = torch.eye(self.A.shape[-2], dtype=self.A.dtype, device=self.A.device).expand(
+                    *self.A.shape[:-2], -1, -1)
+                _, _, GC, GD = step(self.A, self.B, eye, None, 0.0, self.gamma * rho, d_scale=self._d_scale())
                 self.linear = (GC, GD)
             GC, GD = self.linear
-            return self.A, self.B, GC @ C, GD @ C, 1.0
-        A, B = self.A, self.B
-        if self.rescale:
-            A, self.kA, _ = _rescale(A, self.kA, self.rho_pool)
-            B, self.kB, _ = _rescale(B, self.kB, "instance")
-            self.A, self.B = A, B
-        rho = self._rho(A, self.power_iters if ell > 0 else 2 * self.power_iters)
-        A2, B2, dC, dD = step(A, B, C, D, self.eta * rho, self.gamma * rho, d_scale=self._d_scale())
-        return A2, B2, dC, dD, self.cond
+            return self.A, self.B, GC @ C, GD @ C, torch.zeros_like(self.lA), self.lA, 1.0
+        self.lA = self._rescaled()
+        rho, sigma = self._rho(self.A, self.power_iters if ell > 0 else 2 * self.power_iters, kick)
+        A2, B2, dC, dD = step(self.A, self.B, C, D, self.eta * rho, self.gamma * rho, d_scale=self._d_scale())
+        return A2, B2, dC, dD, self.eta * rho * sigma ** 2, self.lA, self.cond
 
     def _conditioned(self, s) -> float:
         """1.0 when Σ_i (1 − σ_i²/σ_1²)² < freeze_tol over the positive singular values (every batch member)."""
@@ -202,86 +229,165 @@ def _sync(device):
         torch.cuda.synchronize(device)
 
 
-def machine_loop(machines: list, C, reduce: Callable, *, world: int, tol, atol, max_iter, reference=None,
-                 progress: Callable | None = None, fault=None, rank: int = 0, bytes_sent=None) -> dict:
-    """Run the outer loop of Algorithm 1 for the local ``machines`` (one per process on a real run,
-    all M in :func:`solve_serial`).  ``reduce(bufs)`` sums the flat buffers [ΔC | ΔD | header] over
-    all ``world`` machines and returns the sum.  Returns the final D and the per-round statistics."""
+class _Transport:
+    """How the local machines talk to the others: ``reduce(bufs)`` sums the flat buffers over all machines;
+    ``gather(items)`` returns every machine's item (a tuple of tensors), in machine order; ``bytes_sent()``
+    the TCP bytes this process has sent so far (None where not measurable)."""
+
+    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None):
+        self.reduce, self.gather, self.bytes_sent = reduce, gather, bytes_sent
+
+
+def _local_transport() -> _Transport:
+    return _Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items))
+
+
+def header_floats(machines: int, batch: int = 1) -> int:
+    """Floats of the per-round header: each machine's ηρσ̂² and log2 ‖A^μ_ℓ‖_F per instance (what the stopping
+    rule needs from it), and the count of conditioned machines (the freezing variant)."""
+    return 2 * machines * batch + 1
+
+
+def machine_loop(machines: list, C, transport: _Transport, *, world: int, first: int = 0, rng=None,
+                 tol=None, atol=0.0, max_iter=1000, rcond=None, reference=None, out_dtype=None,
+                 progress: Callable | None = None, fault=None, rank: int = 0) -> dict:
+    """Run the outer loop of Algorithm 1 for the local ``machines`` (one per process on a real run, all M in
+    :func:`solve_serial`; global indices ``first`` …), stopping by the rule of ``solve_distributed``
+    (:class:`~eaglebook.solver.stopping.StopRule`).  One ``transport.reduce`` per round sums the flat buffers
+    [ΔC | ΔD | header] over all ``world`` machines; the spectral check (rare) and the consistency test at
+    the end gather the blocks.  Every process sees the same reduced numbers and so takes the same decisions.
+    ``rng`` continues the generator that drew the power vectors (the kicks of ``rho="power"``).
+    Returns the final D, the statuses and the per-round statistics."""
     dtype, device = C.dtype, C.device
     batch = tuple(C.shape[:-2])
+    nb = max(1, math.prod(batch))
     dp = machines[0].B.shape[-2]
+    d = C.shape[-2]
     D = torch.zeros(batch + (dp, C.shape[-1]), dtype=dtype, device=device)
     nC, nD = C.numel(), D.numel()
-    bufs = [torch.zeros(nC + nD + HEADER_FLOATS, dtype=dtype, device=device) for _ in machines]
+    H = header_floats(world, nb)
+    bufs = [torch.zeros(nC + nD + H, dtype=dtype, device=device) for _ in machines]
+    eps = torch.finfo(dtype).eps
     tol = DEFAULT_TOL[dtype] if tol is None else float(tol)
     ref_norm2 = float((reference ** 2).sum()) if reference is not None else None
-    nbatch = max(1, math.prod(batch))
     progress = progress or (lambda code: None)
-    votes = [0.0, 0.0]       # about D_ℓ: stop, non-finite
-    frozen, frozen_at, status, ell = False, None, "max_iter", 0
+    flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
+    host = lambda x: x.reshape(-1).to(torch.float64).cpu().numpy()
+    gathers, gather_bytes, wire_gather = 0, 0, 0
+
+    def gather(items):   # collective: every process calls it at the same point of the loop
+        nonlocal gathers, gather_bytes, wire_gather
+        w0 = transport.bytes_sent() if transport.bytes_sent else 0
+        progress(-1 if ell == 0 else 2 * ell + 1)
+        out = transport.gather([tuple(x.cpu() for x in it) for it in items])
+        gathers += 1
+        gather_bytes += sum(x.numel() * x.element_size() for it in items for x in it)
+        wire_gather += (transport.bytes_sent() - w0) if transport.bytes_sent else 0
+        return [tuple(x.to(device) for x in it) for it in out]
+
+    ell = 0
+    n_total = sum(int(t[0]) for t in gather([(torch.tensor([m.A.shape[-1]]),) for m in machines]))
+    rc = float(rcond) if rcond is not None else max(d, n_total) * eps
+    rule = StopRule(nb, tol=tol, atol_f=np.full(nb, float(atol)), machines=world, n=n_total, rcond=rc,
+                    floor=max(d, n_total) * eps / 2)
+    rule.start(host(torch.log2(_fro(C))))
+    kick = machines[0].rho == "power" and machines[0].u is not None
+    frozen, frozen_at = False, None
     deltas, rels, t_comp, t_comm, t_round = [], [], [], [], []
-    collectives = 0
-    wire0 = bytes_sent() if bytes_sent else None
+    rounds_wire = 0
+    Dout = D.clone()
     start = time.perf_counter()
     while True:
         progress(2 * ell)
         _inject(fault, rank, ell)
         t0 = time.perf_counter()
+        kicks = ([torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device)
+                  for _ in range(world)] if kick and ell > 0 else None)
         pending = []
-        for m, buf in zip(machines, bufs):
-            A2, B2, dC, dD, cond = m.step(C, D, ell, frozen)
+        for j, (m, buf) in enumerate(zip(machines, bufs)):
+            g = first + j
+            A2, B2, dC, dD, x, lA, cond = m.step(C, D, ell, frozen, kicks[g] if kicks else None)
             buf[:nC] = dC.reshape(-1)
             buf[nC:nC + nD] = dD.reshape(-1)
-            buf[nC + nD:] = torch.tensor([votes[0], votes[1], cond], dtype=dtype, device=device)
+            head = buf[nC + nD:]
+            head.zero_()
+            head[g * nb:(g + 1) * nb] = x.reshape(-1)
+            head[(world + g) * nb:(world + g + 1) * nb] = lA.reshape(-1).to(dtype)
+            head[-1] = cond
             pending.append((A2, B2))
         _sync(device)
         t1 = time.perf_counter()
         progress(2 * ell + 1)
-        total = reduce(bufs)
+        w0 = transport.bytes_sent() if transport.bytes_sent else 0
+        total = transport.reduce(bufs)
         _sync(device)
         t2 = time.perf_counter()
-        collectives += 1
+        rounds_wire += (transport.bytes_sent() - w0) if transport.bytes_sent else 0
         t_comp.append(t1 - t0), t_comm.append(t2 - t1)
-        head = total[nC + nD:].tolist()
-        if head[1] > 0:
-            status = "non-finite"
-            break
-        if head[0] > 0:
-            status = "converged"
-            break
+        head = total[nC + nD:]
+        x_max = head[:world * nb].view(world, nb).amax(0)
+        lA_max = head[world * nb:2 * world * nb].view(world, nb).amax(0)
         for m, (A2, B2) in zip(machines, pending):
             m.commit(A2, B2)
-        if not frozen and machines[0].freeze_tol is not None and head[2] >= world:
+        if not frozen and machines[0].freeze_tol is not None and float(head[-1]) >= world:
             frozen, frozen_at = True, ell + 1
         C = C + total[:nC].view_as(C) / world
         D_new = D + total[nC:nC + nD].view_as(D) / world
         ell += 1
-        fro = torch.linalg.matrix_norm(D_new - D, "fro")
-        D = D_new
-        deltas.append(float(fro.max()) if fro.numel() else 0.0)
+        fd = _fro(D_new - D)
+        deltas.append(float(fd.max()) if fd.numel() else 0.0)
         if reference is not None:
-            sq = float(((D.to(torch.float64) - reference) ** 2).sum())
+            sq = float(((D_new.to(torch.float64) - reference) ** 2).sum())
             rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else (0.0 if sq == 0 else math.inf))
-        votes = [float(bool((fro <= atol + tol * torch.linalg.matrix_norm(D, "fro")).all())),
-                 float(not bool(torch.isfinite(D).all()))]
+        finish, trig = rule.observe(
+            ell, fd=host(fd), nD=host(_fro(D_new)), finite=torch.isfinite(flat(D_new)).all(-1).all(-1).cpu().numpy(),
+            lC=host(torch.log2(_fro(C))), lA=host(lA_max),
+            growth=host(-torch.log1p(-x_max.clamp(0.0, 0.9))), annihilates=(x_max >= ANNIHILATES).cpu().numpy())
+        source = {"cur": flat(D_new), "prev": flat(D), "fin": flat(D_new)}   # distributed keeps D_ℓ
+        if trig:
+            blocks = gather([(m.A, m.B, m.kA, m.kB) for m in machines])
+            band_min, _, err_rel = _spectral_check([b[0] for b in blocks], [b[1] for b in blocks], C, D_new,
+                                                   [b[2] for b in blocks], [b[3] for b in blocks],
+                                                   rule.growth_tensor(C), rc, machines[0].gamma)
+            if frozen:   # frozen blocks are conditioned no further: no band to wait for (the change rule decides)
+                band_min = np.full_like(band_min, math.inf)
+            finish |= rule.resolve(ell, trig, band_min, err_rel)
+        if finish:
+            F = flat(Dout)
+            for i, src in finish.items():
+                F[i] = source[src][i]
+                for m in machines:       # a finished instance stops changing (nothing else to do for it)
+                    flat(m.A)[i] = 0
+                    flat(m.B)[i] = 0
+                flat(C)[i] = 0
+        D = D_new
         t_round.append(time.perf_counter() - t0)
-        if ell >= max_iter:   # agree on the last round's verdict: a header-only collective
-            for buf in bufs:
-                buf.zero_()
-                buf[nC + nD:nC + nD + 2] = torch.tensor(votes, dtype=dtype, device=device)
-            head = reduce(bufs)[nC + nD:].tolist()
-            collectives += 1
-            status = "non-finite" if head[1] > 0 else ("converged" if head[0] > 0 else "max_iter")
+        if rule.done.all() or ell >= max_iter:
             break
+    F = flat(Dout)
+    for i in np.flatnonzero(~rule.done):
+        F[i] = flat(D)[i]
+    rule.close(ell)
+    if world > 1 and bool((rule.status == "converged").any()):   # the same on every process
+        blocks = gather([(m.A0, m.B0) for m in machines])
+        rule.consistency(*_consistency_level([b[0] for b in blocks], [b[1] for b in blocks], C, rc), d=d, eps=eps)
+    fi = torch.finfo(out_dtype or dtype)
+    mx = host(_maxabs(Dout))
+    oor = (mx > 0) & ((mx >= fi.max) | (mx < fi.tiny))
+    rule.status[oor & (rule.status == "converged")] = "out_of_range"
+    status = next((s for s in STATUSES[::-1] if s in set(rule.status)), "converged")
     wall = time.perf_counter() - start
-    wire = (bytes_sent() - wire0) / collectives if bytes_sent and wire0 is not None else None
     med = (lambda xs: float(np.median(xs)) if xs else 0.0)
-    return dict(D=D, iterations=ell, status=status, delta=np.asarray(deltas, dtype=np.float64),
+    return dict(D=Dout, iterations=ell, status=status, statuses=rule.status.reshape(batch) if batch else None,
+                level=float(np.nanmax(rule.level)) if np.any(np.isfinite(rule.level)) else math.nan,
+                checks=rule.checks, delta=np.asarray(deltas, dtype=np.float64),
                 rel_error=np.asarray(rels, dtype=np.float64) if reference is not None else None,
-                collectives=collectives, time_per_round=med(t_round), compute_per_round=med(t_comp),
-                comm_per_round=med(t_comm), wire_bytes_per_round=wire, frozen_at=frozen_at, wall=wall,
-                payload_bytes=(nC + nD + HEADER_FLOATS) * bufs[0].element_size(),
-                floats=(C.shape[-2] + dp) * C.shape[-1] * nbatch)
+                collectives=ell + gathers, gathers=gathers, gather_bytes=gather_bytes,
+                time_per_round=med(t_round), compute_per_round=med(t_comp), comm_per_round=med(t_comm),
+                wire_bytes_per_round=rounds_wire / ell if transport.bytes_sent and ell else None,
+                frozen_at=frozen_at, wall=wall, header_floats=H,
+                payload_bytes=(nC + nD + H) * bufs[0].element_size(),
+                floats=(d + dp) * C.shape[-1] * nb)
 
 
 def _inject(fault, rank, ell):
@@ -300,7 +406,8 @@ def _inject(fault, rank, ell):
 
 def _make_machines(A_list, B_list, C, *, seed, eta, gamma, rho, rho_scale, power_iters, rho_pool, rescale,
                    freeze_tol, first: int, world: int):
-    """Validated tensors and the machine objects for ranks first … first + len(A_list) − 1."""
+    """Validated tensors, the machine objects for ranks first … first + len(A_list) − 1 and the generator
+    (continued by the power method's kicks)."""
     positive("eta", eta)
     positive("gamma", gamma)
     if rho not in ("exact", "power"):
@@ -332,36 +439,42 @@ def _make_machines(A_list, B_list, C, *, seed, eta, gamma, rho, rho_scale, power
                    gamma=float(gamma), rho=rho, rho_scale=float(rho_scale), power_iters=int(power_iters),
                    rho_pool=rho_pool, rescale=bool(rescale), freeze_tol=freeze_tol)
           for i in range(len(A_list))]
-    return ms, ts["C"], io
+    return ms, ts["C"], io, rng
 
 
 def solve_serial(A_blocks: Sequence, B_blocks: Sequence, C, *, tol=None, atol=0.0, max_iter=1000, seed=0,
-                 eta=1 / 3, gamma=1.0, rho="exact", rho_scale=1.0, power_iters=5, rescale=True,
-                 freeze_tol=None, reference=None) -> DistributedResult:
+                 eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5, rescale=True,
+                 freeze_tol=None, rcond=None, reference=None) -> DistributedResult:
     """The round loop of the multi-process solver in one process: the M machines one after another
     and the reduction a plain sum.  Same arguments and result as :func:`run_local`."""
     M = len(A_blocks)
     if M < 1 or len(B_blocks) != M:
         raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
-    ms, Ct, io = _make_machines(list(A_blocks), list(B_blocks), C, seed=seed, eta=eta, gamma=gamma, rho=rho,
-                                rho_scale=rho_scale, power_iters=power_iters, rho_pool="instance",
-                                rescale=rescale, freeze_tol=freeze_tol, first=0, world=M)
+    ms, Ct, io, rng = _make_machines(list(A_blocks), list(B_blocks), C, seed=seed, eta=eta, gamma=gamma, rho=rho,
+                                     rho_scale=rho_scale, power_iters=power_iters, rho_pool="instance",
+                                     rescale=rescale, freeze_tol=freeze_tol, first=0, world=M)
     ref = None if reference is None else torch.as_tensor(np.asarray(reference), dtype=torch.float64)
-    r = machine_loop(ms, Ct, lambda bufs: torch.stack(bufs).sum(0), world=M, tol=tol, atol=atol,
-                     max_iter=int_in("max_iter", max_iter, 1), reference=ref)
+    r = machine_loop(ms, Ct, _local_transport(), world=M, rng=rng, tol=tol, atol=atol,
+                     max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond), reference=ref,
+                     out_dtype=io.out_torch)
     return _result(r, [r], io, M, "serial")
+
+
+def _rcond(rcond):
+    return None if rcond is None else positive("rcond", rcond)
 
 
 def _result(r0: dict, stats: list, io, M: int, backend: str) -> DistributedResult:
     return DistributedResult(
         D=_out(io, r0["D"]) if io is not None else r0["D"], iterations=r0["iterations"],
         converged=r0["status"] == "converged", status=r0["status"], delta=r0["delta"], rel_error=r0["rel_error"],
-        machines=M, backend=backend, floats_per_round=r0["floats"], header_floats=HEADER_FLOATS,
+        machines=M, backend=backend, floats_per_round=r0["floats"], header_floats=r0["header_floats"],
         payload_bytes_per_round=r0["payload_bytes"], collectives=r0["collectives"],
         time_per_round=[s["time_per_round"] for s in stats], compute_per_round=[s["compute_per_round"] for s in stats],
         comm_per_round=[s["comm_per_round"] for s in stats],
         wire_bytes_per_round=[s["wire_bytes_per_round"] for s in stats], frozen_at=r0["frozen_at"],
-        wall=max(s["wall"] for s in stats))
+        wall=max(s["wall"] for s in stats), level=r0["level"], statuses=r0["statuses"], checks=r0["checks"],
+        gathers=r0["gathers"], gather_bytes=[s["gather_bytes"] for s in stats])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -412,24 +525,32 @@ def _all_reduce(bufs):
     return bufs[0]
 
 
+def _all_gather(items):
+    """Every process's item (a tuple of CPU tensors), in rank order (the blocks have any shapes)."""
+    import torch.distributed as dist
+    out = [None] * dist.get_world_size()
+    dist.all_gather_object(out, items[0])
+    return out
+
+
 def run_rank(A_mu, B_mu, C, *, rank: int, world: int, backend: str, device: torch.device, opts: dict,
              reference=None, progress=None, fault=None) -> dict:
     """Process ``rank``'s part of a run, in an initialised process group: its machine, the rounds."""
-    ms, Ct, io = _make_machines([A_mu], [B_mu], C, first=rank, world=world, **opts["machine"])
-    ms[0].A, ms[0].B, ms[0].kA, ms[0].kB = (x.to(device) for x in (ms[0].A, ms[0].B, ms[0].kA, ms[0].kB))
-    if ms[0].u is not None:
-        ms[0].u = ms[0].u.to(device)
+    ms, Ct, io, rng = _make_machines([A_mu], [B_mu], C, first=rank, world=world, **opts["machine"])
+    ms[0].to(device)
     ref = None if reference is None else torch.as_tensor(np.asarray(reference), dtype=torch.float64, device=device)
-    r = machine_loop(ms, Ct.to(device), _all_reduce, world=world, rank=rank, reference=ref, progress=progress,
-                     fault=fault, bytes_sent=tcp_bytes_sent if backend == "gloo" else None, **opts["loop"])
+    transport = _Transport(_all_reduce, _all_gather, tcp_bytes_sent if backend == "gloo" else None)
+    r = machine_loop(ms, Ct.to(device), transport, world=world, first=rank, rng=rng, rank=rank, reference=ref,
+                     progress=progress, fault=fault, out_dtype=io.out_torch, **opts["loop"])
     r["D"] = _out(io, r["D"].cpu()) if io.numpy else r["D"].cpu()
     return r
 
 
-def _opts(*, tol, atol, max_iter, seed, eta, gamma, rho, rho_scale, power_iters, rescale, freeze_tol) -> dict:
+def _opts(*, tol, atol, max_iter, seed, eta, gamma, rho, rho_scale, power_iters, rescale, freeze_tol,
+          rcond=None) -> dict:
     return {"machine": dict(seed=seed, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
                             rho_pool="instance", rescale=rescale, freeze_tol=freeze_tol),
-            "loop": dict(tol=tol, atol=float(atol), max_iter=int_in("max_iter", max_iter, 1))}
+            "loop": dict(tol=tol, atol=float(atol), max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond))}
 
 
 def _child(rank, world, port, backend, timeout, A_mu, B_mu, C, opts, reference, conn, beat, fault):
@@ -488,8 +609,8 @@ def _loopback_ifname() -> str:
 
 
 def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo", tol=None, atol=0.0,
-              max_iter=1000, seed=0, eta=1 / 3, gamma=1.0, rho="exact", rho_scale=1.0, power_iters=5,
-              rescale=True, freeze_tol=None, reference=None, timeout: float = 60.0,
+              max_iter=1000, seed=0, eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5,
+              rescale=True, freeze_tol=None, rcond=None, reference=None, timeout: float = 60.0,
               join_timeout: float | None = None, hang_timeout: float | None = None, fault=None) -> DistributedResult:
     """Run distributed EAGLE as M = len(A_blocks) processes on this host (127.0.0.1 only).
 
@@ -524,9 +645,9 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
     join_timeout = timeout if join_timeout is None else positive("join_timeout", join_timeout)
     hang_timeout = timeout if hang_timeout is None else positive("hang_timeout", hang_timeout)
     opts = _opts(tol=tol, atol=atol, max_iter=max_iter, seed=seed, eta=eta, gamma=gamma, rho=rho,
-                 rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol)
+                 rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond)
     # validate everything here, before any process starts (errors name the argument)
-    _, _, io = _make_machines(A_blocks, B_blocks, C, first=0, world=M, **opts["machine"])
+    _, _, io, _ = _make_machines(A_blocks, B_blocks, C, first=0, world=M, **opts["machine"])
 
     def host(x):   # what a worker receives: NumPy arrays (torch tensors travel as NumPy, come back as torch)
         return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
@@ -692,7 +813,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tol", type=float, default=None)
     p.add_argument("--atol", type=float, default=0.0)
     p.add_argument("--max-iter", type=int, default=1000)
-    p.add_argument("--rho", choices=("exact", "power"), default="exact")
+    p.add_argument("--rho", choices=("exact", "power"), default="power")
     p.add_argument("--freeze-tol", type=float, default=None)
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a collective or the rendezvous may wait")
     return p
@@ -739,7 +860,8 @@ def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callabl
                      rho_scale=1.0, power_iters=5, rescale=True, freeze_tol=args.freeze_tol)
         r = run_rank(A_mu, B_mu, C, rank=rank, world=world, backend=backend, device=device, opts=opts,
                      reference=ref if rank == 0 else None)
-        stats = {k: r[k] for k in ("time_per_round", "compute_per_round", "comm_per_round", "wire_bytes_per_round", "wall")}
+        stats = {k: r[k] for k in ("time_per_round", "compute_per_round", "comm_per_round", "wire_bytes_per_round", "wall",
+                                   "gather_bytes")}
         gathered = [None] * world if rank == 0 else None
         dist.gather_object(stats, gathered, dst=0)
         if rank == 0:
@@ -748,7 +870,8 @@ def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callabl
                      rel_error=res.rel_error if res.rel_error is not None else np.zeros(0),
                      machines=world, backend=backend, floats_per_round=res.floats_per_round,
                      header_floats=res.header_floats, payload_bytes_per_round=res.payload_bytes_per_round,
-                     collectives=res.collectives, time_per_round=np.asarray(res.time_per_round),
+                     collectives=res.collectives, gathers=res.gathers, gather_bytes=np.asarray(res.gather_bytes),
+                     checks=res.checks, level=res.level, time_per_round=np.asarray(res.time_per_round),
                      compute_per_round=np.asarray(res.compute_per_round), comm_per_round=np.asarray(res.comm_per_round),
                      wire_bytes_per_round=np.asarray([np.nan if w is None else w for w in res.wire_bytes_per_round]))
             print(f"distributed EAGLE: {world} processes ({backend}), {res.iterations} rounds, {res.status}; "

@@ -50,7 +50,6 @@ Implementation notes
 
 from __future__ import annotations
 
-import collections
 import math
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
@@ -61,6 +60,8 @@ import torch
 from .._arrays import (Blocks, as_rng, check_batch, check_finite, check_shapes, int_in, is_number,
                        machine_edges, positive, prepare, to_tensor)
 from .._arrays import out as _out
+from .stopping import ANNIHILATES as _ANNIHILATES
+from .stopping import CONDITIONED, StopRule
 from .update import combine, step
 from .update import update as _update
 
@@ -75,8 +76,6 @@ DEFAULT_TOL = {torch.float64: 1e-12, torch.float32: 1e-6}
 RESCALE_BOUNDS = (2.0 ** -16, 2.0 ** 16)
 #: ``rho="power"`` multiplies its estimate (a lower bound of ‖Ã‖₂) by this margin (see :func:`solve`).
 POWER_MARGIN = 1.02
-#: The spectral check counts a direction of A_ℓ as conditioned once s/σ_max >= this.
-CONDITIONED = 0.5
 #: Every way a solve can end, from best to worst (a batch reports its worst member's).
 STATUSES = ("converged", "max_iter", "stalled", "fixed_sketch", "rank_deficient", "out_of_range", "diverged",
             "non_finite")
@@ -87,11 +86,6 @@ _CHECK_GAP = 4.0      # between the growth-adjusted rcond cut-off and the band o
 # grow.  With the kick, a top direction σ₁ >= 2σ̂ is amplified by (σ₁/σ̂)^(2k) >= 1000 in k = 5 iterations;
 # the Rayleigh quotient moves only by O(kick²) when the vector was right.
 _POWER_KICK = 1e-2
-# ηρσ̂² at or above this can send the top singular value of A_ℓ to 0, s(1 − ηρs²) = 0, losing that
-# direction's part of D for good (η = 1 with the instance's own exact ρ): such a solve is never "converged"
-_ANNIHILATES = 0.99
-_DIST_WINDOW = 4      # distributed: UPDATEs per window of the geometric tail bound of the D changes
-_STALL_WINDOW = 8     # UPDATEs (×6 distributed) without a 10% smaller D change before the check looks for a stall
 
 _RHO_METHODS = ("exact", "power")
 _POOLS = ("instance", "batch_max")
@@ -571,19 +565,6 @@ def _consistency_level(A0s, B0s, C, rcond):
     return f(epsB[..., 0] * kappa), f(epsB[..., 0])
 
 
-def _geometric_tail(h, W):
-    """Bound of what a sketched iteration still has to change D: with the largest change of the last W
-    UPDATEs δ and its ratio q^W to the W before, Σ of the future changes <= W·δ/(1 − q^W) (inf if none)."""
-    if len(h) < 2 * W:
-        return math.inf
-    h = list(h)
-    new, old = max(h[W:]), max(h[:W])
-    if new == 0:
-        return 0.0
-    ratio = new / old if old > 0 else math.inf
-    return W * new / (1 - ratio) if ratio < 1 else math.inf
-
-
 def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machines, rcond) -> Result:
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
     atol = float(atol)
@@ -591,145 +572,67 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
     d, dp, n_prime = dims
     n = sum(a.shape[-1] for a in As)
     rc = float(rcond) if rcond is not None else max(d, n) * eps
-    floor = max(d, n) * eps / 2     # the dropped directions matter only above rounding, p·u
     batch = tuple(C.shape[:-2])
     nb = max(1, math.prod(batch))
     As, Bs, C, frame = _to_frame(As, Bs, C, opts.rho_pool)
     E = frame.E.reshape(-1).cpu().numpy()
-    atol_f = np.ldexp(np.full(nb, atol), -E)
     ref_f = _mul_pow2(ref, -frame.E) if ref is not None else None
     ref_norm = _fro(ref_f).reshape(-1).cpu().numpy() if ref is not None else None
     sketched = opts.sketch is not None and opts.sketch < n
-    window = math.ceil(n / opts.sketch * (math.log(n) + 0.5773)) if sketched else 1
+    rule = StopRule(nb, tol=tol, atol_f=np.ldexp(np.full(nb, atol), -E), machines=machines, n=n, rcond=rc,
+                    floor=max(d, n) * eps / 2,   # the dropped directions matter only above rounding, p·u
+                    sketched=sketched, redraw=opts.redraw,
+                    window=math.ceil(n / opts.sketch * (math.log(n) + 0.5773)) if sketched else 1)
     info: dict = {}
-    done = np.zeros(nb, bool)
-    status = np.array(["max_iter"] * nb, dtype=object)
-    level = np.full(nb, math.nan)
-    hold = np.zeros(nb, np.int64)
-    dmin = np.full(nb, math.inf)
-    dmin_at = np.zeros(nb, np.int64)
-    streak = np.zeros(nb, np.int64)
-    falling = np.zeros(nb, np.int64)    # distributed: consecutive UPDATEs with a smaller D change than the last
-    fd_last = np.full(nb, math.inf)
-    stall_window = _STALL_WINDOW * (1 if machines == 1 else 6)
-    hist = [collections.deque(maxlen=2 * (window if sketched else _DIST_WINDOW)) for _ in range(nb)]
-    covered = [np.zeros(n, bool) for _ in range(nb)]
-    lost = np.zeros(nb, bool)
-    logG = torch.zeros(batch + (1, 1), dtype=torch.float64, device=C.device)
     deltas, errs, rels = [], [], []
-    Dout, D_prev, C0log, A0log = D.clone(), D, None, None
+    Dout, D_prev = D.clone(), D
     flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
-    ell, checks = 0, 0
+    host = lambda x: x.reshape(-1).cpu().numpy()
+    ell = 0
     for ell, As_, Bs_, C_, D_, kA, kB in _loop(As, Bs, C, D, opts, rng, info):
         if ell == 0:
-            C0log = torch.log2(_fro(C_)).reshape(-1).cpu().numpy()
+            rule.start(host(torch.log2(_fro(C_))))
             continue
-        if A0log is None:
-            A0log = info["log2_normA"].reshape(-1).cpu().numpy()
-        logG = logG + info["log_growth"].to(torch.float64)
-        lost |= info["annihilates"].reshape(-1).cpu().numpy()
-        fd = _fro(D_ - D_prev).reshape(-1).to(torch.float64).cpu().numpy()
-        nD = _fro(D_).reshape(-1).to(torch.float64).cpu().numpy()
+        fd = host(_fro(D_ - D_prev).to(torch.float64))
+        nD = host(_fro(D_).to(torch.float64))
         deltas.append(float(np.max(np.ldexp(fd, E))))
         if ref is not None:
-            e = _fro(D_.to(torch.float64) - ref_f).reshape(-1).cpu().numpy()
+            e = host(_fro(D_.to(torch.float64) - ref_f))
             errs.append(float(np.mean(np.ldexp(e, E) ** 2)))
             rels.append(float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
                         else (0.0 if np.all(e == 0) else math.inf))
-        finite = torch.isfinite(flat(D_)).all(-1).all(-1).cpu().numpy()
-        lC = torch.log2(_fro(C_)).reshape(-1).cpu().numpy()
-        lA = info["log2_normA"].reshape(-1).cpu().numpy()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rel_d = np.where(nD > 0, fd / np.where(nD > 0, nD, 1.0), np.where(fd > 0, math.inf, 0.0))
-        finish = {}
-        trig = []
-        for i in np.flatnonzero(~done):
-            if not finite[i]:
-                status[i], done[i] = "non_finite", True
-                finish[i] = flat(D_)[i]
-                continue
-            if lC[i] > C0log[i] + 2 or lA[i] > A0log[i] + 2:   # ‖C_ℓ‖, ‖A_ℓ‖ grew 4×: ρ is too large
-                status[i], done[i], level[i] = "diverged", True, rel_d[i]
-                finish[i] = flat(D_prev)[i]
-                continue
-            cheap = fd[i] <= atol_f[i] + tol * nD[i]
-            if machines > 1:       # no exact finish here: the changes still to come must be small too
-                hist[i].append(fd[i])
-                cheap = cheap and _geometric_tail(hist[i], _DIST_WINDOW) <= atol_f[i] + tol * nD[i]
-            streak[i] = streak[i] + 1 if cheap else 0
-            if sketched:          # which columns the current run of small changes has drawn
-                if not cheap:
-                    covered[i][:] = False
-                elif "cols" in info:
-                    covered[i][info["cols"].cpu().numpy()] = True
-                else:
-                    covered[i][:] = streak[i] >= window     # Haar sketches touch every column
-            if machines > 1:   # a slow but steady decrease (rate 1 − O(α) per round) is progress, not a stall
-                falling[i] = falling[i] + 1 if fd[i] < fd_last[i] else 0
-                fd_last[i] = fd[i]
-            if ell < hold[i]:
-                continue
-            if rel_d[i] < 0.9 * dmin[i] or falling[i] >= stall_window // 2:
-                dmin[i], dmin_at[i] = rel_d[i], ell
-                falling[i] = 0
-            if sketched:
-                hist[i].append(fd[i])
-                if (streak[i] >= window and (covered[i].all() or not opts.redraw)
-                        and _geometric_tail(hist[i], window) <= tol * nD[i] + atol_f[i]):
-                    done[i], level[i] = True, rel_d[i]
-                    status[i] = "converged" if opts.redraw else "fixed_sketch"
-                    finish[i] = flat(D_)[i]
-            elif cheap:
-                trig.append((i, "rule"))
-            elif rel_d[i] > 4 * dmin[i] and dmin_at[i] >= 1:
-                trig.append((i, "regrow"))
-            elif ell - dmin_at[i] >= stall_window:
-                trig.append((i, "stall"))
+        finish, trig = rule.observe(ell, fd=fd, nD=nD, finite=torch.isfinite(flat(D_)).all(-1).all(-1).cpu().numpy(),
+                                    lC=host(torch.log2(_fro(C_))), lA=host(info["log2_normA"]),
+                                    growth=host(info["log_growth"].to(torch.float64)),
+                                    annihilates=host(info["annihilates"]),
+                                    cols=info["cols"].cpu().numpy() if "cols" in info else None)
+        source = {"cur": flat(D_), "prev": flat(D_prev)}
         if trig:
-            checks += 1
-            band_min, D_fin, err_rel = _spectral_check(As_, Bs_, C_, D_, kA, kB, logG, rc, opts.gamma)
+            band_min, D_fin, err_rel = _spectral_check(As_, Bs_, C_, D_, kA, kB, rule.growth_tensor(C_), rc,
+                                                       opts.gamma)
             # the finish D_ℓ + B_ℓ A_ℓ^† C_ℓ relies on the centralized invariant (any data); distributed
             # keeps D_ℓ (its invariant needs consistent data)
-            Df = flat(D_fin) if machines == 1 else flat(D_)
-            g = max(1.05, math.exp(float(logG.max()) / ell))
-            for i, why in trig:
-                if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
-                    hold[i] = ell + max(1, math.ceil(math.log(CONDITIONED / band_min[i]) / math.log(g)))
-                    dmin[i], dmin_at[i] = math.inf, hold[i]
-                elif why == "regrow" and err_rel[i] <= max(tol, floor):
-                    hold[i] = ell + 3
-                    dmin[i], dmin_at[i] = math.inf, hold[i]
-                else:
-                    done[i], finish[i] = True, Df[i]
-                    if why == "stall":
-                        status[i], level[i] = "stalled", max(float(rel_d[i]), err_rel[i])
-                    elif err_rel[i] <= max(tol, floor) and why == "rule":
-                        status[i], level[i] = "converged", err_rel[i]
-                    else:
-                        status[i], level[i] = "rank_deficient", err_rel[i]
+            source["fin"] = flat(D_fin) if machines == 1 else flat(D_)
+            finish |= rule.resolve(ell, trig, band_min, err_rel)
         if finish:
             F = flat(Dout)
-            for i, x in finish.items():
-                F[i] = x
+            for i, src in finish.items():
+                F[i] = source[src][i]
                 for a in As_:       # freeze a finished instance (no further change, nothing to pool)
                     flat(a)[i] = 0
                 for b in Bs_:
                     flat(b)[i] = 0
                 flat(C_)[i] = 0
-        if done.all() or ell >= max_iter:
+        if rule.done.all() or ell >= max_iter:
             break
         D_prev = D_
     F = flat(Dout)
-    for i in np.flatnonzero(~done):
+    for i in np.flatnonzero(~rule.done):
         F[i] = flat(D_)[i]
-        status[i] = "max_iter"
-        level[i] = rel_d[i] if ell > 0 else math.nan
-    bad = lost & np.isin(status, ["converged", "rank_deficient"])
-    status[bad], level[bad] = "stalled", math.nan
+    rule.close(ell)
     if machines > 1 or sketched:   # these regimes reach B A^† C only on consistent data or full column rank
-        cl, epsB = _consistency_level(frame.A0, frame.B0, C, rc)
-        bad = (status == "converged") & (cl > tol) & (epsB > 10 * max(d, n) * eps)
-        status[bad], level[bad] = "rank_deficient", cl[bad]
+        rule.consistency(*_consistency_level(frame.A0, frame.B0, C, rc), d=d, eps=eps)
+    status, level, checks = rule.status, rule.level, rule.checks
     if ref is not None and ell > 0:   # the last entries describe the returned D (finished by the check)
         e = _fro(Dout.to(torch.float64) - ref_f).reshape(-1).cpu().numpy()
         errs[-1] = float(np.mean(np.ldexp(e, E) ** 2))

@@ -1,0 +1,197 @@
+"""EAGLE's stopping rule, written once for every transport.
+
+:func:`eaglebook.solver.solve` (centralized, sketched), :func:`eaglebook.solver.solve_distributed` (M
+machines simulated in one process) and the multi-process engine (:mod:`eaglebook.solver.distributed`)
+all decide when to stop with :class:`StopRule`.  It sees, per round and per instance of a batch, only
+numbers that every process of a distributed run has (the replicated C_ℓ and D_ℓ, and the per-machine
+norms and step sizes that travel in the round's header), plus, when it asks for one, the result of the
+*spectral check* (one SVD of all machines' blocks together; the multi-process engine gathers the blocks for
+it on those rounds only).  Given the same numbers it takes the same decisions, so the engines stop after the
+same round with the same status.
+
+The rule (see :class:`eaglebook.solver.Result` for what each status means to a user):
+
+* non-finite D → ``non_finite``; ‖C_ℓ‖ or ‖A_ℓ‖ grown 4× → ``diverged`` (the previous D is returned);
+* ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F (*cheap*); distributed: and the geometric tail of the changes
+  still to come (windows of :data:`DIST_WINDOW` rounds) is below the same bound;
+* sketched: cheap for a window of W UPDATEs in a row that has drawn every column, with the geometric tail
+  of width W below the bound → ``converged``; no spectral check;
+* otherwise a cheap round, a D change that regrew 4× above its minimum, or no 10% smaller change for
+  :data:`STALL_WINDOW` rounds (×6 distributed; a steady decrease counts as progress there) triggers the
+  spectral check: directions still being conditioned → hold on for as many rounds as their growth needs;
+  else ``converged`` (dropped directions below max(tol, p·u)), ``rank_deficient`` or ``stalled``.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+__all__ = ["StopRule", "CONDITIONED", "ANNIHILATES", "DIST_WINDOW", "STALL_WINDOW", "geometric_tail"]
+
+#: The spectral check counts a direction of A_ℓ as conditioned once s/σ_max >= this.
+CONDITIONED = 0.5
+#: ηρσ̂² at or above this can send the top singular value of A_ℓ to 0, s(1 − ηρs²) = 0, losing that
+#: direction's part of D for good (η = 1 with the instance's own exact ρ): such a solve is never "converged".
+ANNIHILATES = 0.99
+#: Distributed: UPDATEs per window of the geometric tail bound of the D changes.
+DIST_WINDOW = 4
+#: UPDATEs (×6 distributed) without a 10% smaller D change before the check looks for a stall.
+STALL_WINDOW = 8
+
+
+def geometric_tail(h, W):
+    """Bound of what an iteration still has to change D: with the largest change of the last W UPDATEs δ
+    and its ratio q^W to the W before, Σ of the future changes <= W·δ/(1 − q^W) (inf if none)."""
+    if len(h) < 2 * W:
+        return math.inf
+    h = list(h)
+    new, old = max(h[W:]), max(h[:W])
+    if new == 0:
+        return 0.0
+    ratio = new / old if old > 0 else math.inf
+    return W * new / (1 - ratio) if ratio < 1 else math.inf
+
+
+class StopRule:
+    """The per-instance state of the stopping rule for a batch of ``nb`` instances.
+
+    Per round call :meth:`observe`; when it returns triggers, run the spectral check and hand its result
+    to :meth:`resolve`; at the end :meth:`close`.  ``finish`` maps an instance that just ended to the D it
+    returns: ``"cur"`` (D_ℓ), ``"prev"`` (D_{ℓ−1}) or ``"fin"`` (the spectral check's finished D).
+    """
+
+    def __init__(self, nb: int, *, tol: float, atol_f, machines: int, n: int, rcond: float, floor: float,
+                 sketched: bool = False, window: int = 1, redraw: bool = True):
+        self.nb, self.tol, self.atol_f = nb, float(tol), np.asarray(atol_f, dtype=np.float64)
+        self.machines, self.n, self.rcond, self.floor = machines, n, rcond, floor
+        self.sketched, self.window, self.redraw = sketched, window, redraw
+        self.done = np.zeros(nb, bool)
+        self.status = np.array(["max_iter"] * nb, dtype=object)
+        self.level = np.full(nb, math.nan)
+        self.hold = np.zeros(nb, np.int64)
+        self.dmin = np.full(nb, math.inf)
+        self.dmin_at = np.zeros(nb, np.int64)
+        self.streak = np.zeros(nb, np.int64)
+        self.falling = np.zeros(nb, np.int64)   # distributed: consecutive UPDATEs with a smaller D change than the last
+        self.fd_last = np.full(nb, math.inf)
+        self.stall_window = STALL_WINDOW * (1 if machines == 1 else 6)
+        self.hist = [collections.deque(maxlen=2 * (window if sketched else DIST_WINDOW)) for _ in range(nb)]
+        self.covered = [np.zeros(n, bool) for _ in range(nb)]
+        self.lost = np.zeros(nb, bool)
+        self.log_growth = np.zeros(nb)          # Σ over the UPDATEs of the log growth of s/σ_max
+        self.C0log = self.A0log = None
+        self.rel_d = np.full(nb, math.nan)
+        self.checks = 0
+
+    def start(self, lC0) -> None:
+        """log2 ‖C_0‖_F per instance (the reference of the divergence test)."""
+        self.C0log = np.asarray(lC0, dtype=np.float64)
+
+    def observe(self, ell: int, *, fd, nD, finite, lC, lA, growth, annihilates, cols=None):
+        """Round ``ell`` (>= 1): ``fd`` = ‖D_ℓ − D_{ℓ−1}‖_F, ``nD`` = ‖D_ℓ‖_F (in one frame, with the
+        rule's ``atol_f``), ``finite`` (D_ℓ finite), ``lC`` = log2 ‖C_ℓ‖_F, ``lA`` = log2 ‖A_{ℓ−1}‖_F (max
+        over machines), ``growth`` = this UPDATE's log growth of s/σ_max (max over machines),
+        ``annihilates`` (ηρσ̂² >= :data:`ANNIHILATES` on some machine), ``cols`` the sketch's columns.
+        Returns ``(finish, trig)``: the instances that ended, and the (instance, why) that ask for the
+        spectral check."""
+        if self.A0log is None:
+            self.A0log = np.asarray(lA, dtype=np.float64)
+        self.log_growth = self.log_growth + np.asarray(growth, dtype=np.float64)
+        self.lost |= np.asarray(annihilates, bool)
+        tol, atol_f = self.tol, self.atol_f
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel_d = np.where(nD > 0, fd / np.where(nD > 0, nD, 1.0), np.where(fd > 0, math.inf, 0.0))
+        self.rel_d = rel_d
+        finish, trig = {}, []
+        for i in np.flatnonzero(~self.done):
+            if not finite[i]:
+                self.status[i], self.done[i] = "non_finite", True
+                finish[i] = "cur"
+                continue
+            if lC[i] > self.C0log[i] + 2 or lA[i] > self.A0log[i] + 2:   # ‖C_ℓ‖, ‖A_ℓ‖ grew 4×: ρ is too large
+                self.status[i], self.done[i], self.level[i] = "diverged", True, rel_d[i]
+                finish[i] = "prev"
+                continue
+            cheap = fd[i] <= atol_f[i] + tol * nD[i]
+            if self.machines > 1:       # no exact finish here: the changes still to come must be small too
+                self.hist[i].append(fd[i])
+                cheap = cheap and geometric_tail(self.hist[i], DIST_WINDOW) <= atol_f[i] + tol * nD[i]
+            self.streak[i] = self.streak[i] + 1 if cheap else 0
+            if self.sketched:          # which columns the current run of small changes has drawn
+                if not cheap:
+                    self.covered[i][:] = False
+                elif cols is not None:
+                    self.covered[i][cols] = True
+                else:
+                    self.covered[i][:] = self.streak[i] >= self.window     # Haar sketches touch every column
+            if self.machines > 1:   # a slow but steady decrease (rate 1 − O(α) per round) is progress, not a stall
+                self.falling[i] = self.falling[i] + 1 if fd[i] < self.fd_last[i] else 0
+                self.fd_last[i] = fd[i]
+            if ell < self.hold[i]:
+                continue
+            if rel_d[i] < 0.9 * self.dmin[i] or self.falling[i] >= self.stall_window // 2:
+                self.dmin[i], self.dmin_at[i] = rel_d[i], ell
+                self.falling[i] = 0
+            if self.sketched:
+                self.hist[i].append(fd[i])
+                if (self.streak[i] >= self.window and (self.covered[i].all() or not self.redraw)
+                        and geometric_tail(self.hist[i], self.window) <= tol * nD[i] + atol_f[i]):
+                    self.done[i], self.level[i] = True, rel_d[i]
+                    self.status[i] = "converged" if self.redraw else "fixed_sketch"
+                    finish[i] = "cur"
+            elif cheap:
+                trig.append((i, "rule"))
+            elif rel_d[i] > 4 * self.dmin[i] and self.dmin_at[i] >= 1:
+                trig.append((i, "regrow"))
+            elif ell - self.dmin_at[i] >= self.stall_window:
+                trig.append((i, "stall"))
+        if trig:
+            self.checks += 1
+        return finish, trig
+
+    def resolve(self, ell: int, trig, band_min, err_rel) -> dict:
+        """Act on the spectral check of round ``ell`` (``band_min``: the smallest normalised singular value
+        still being conditioned, inf when none; ``err_rel``: the dropped directions' share of D)."""
+        g = max(1.05, math.exp(float(self.log_growth.max()) / ell))
+        tol, floor = self.tol, self.floor
+        finish = {}
+        for i, why in trig:
+            if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
+                self.hold[i] = ell + max(1, math.ceil(math.log(CONDITIONED / band_min[i]) / math.log(g)))
+                self.dmin[i], self.dmin_at[i] = math.inf, self.hold[i]
+            elif why == "regrow" and err_rel[i] <= max(tol, floor):
+                self.hold[i] = ell + 3
+                self.dmin[i], self.dmin_at[i] = math.inf, self.hold[i]
+            else:
+                self.done[i], finish[i] = True, "fin"
+                if why == "stall":
+                    self.status[i], self.level[i] = "stalled", max(float(self.rel_d[i]), err_rel[i])
+                elif err_rel[i] <= max(tol, floor) and why == "rule":
+                    self.status[i], self.level[i] = "converged", err_rel[i]
+                else:
+                    self.status[i], self.level[i] = "rank_deficient", err_rel[i]
+        return finish
+
+    def close(self, ell: int) -> None:
+        """After the last round: unfinished instances end ``max_iter``; a run that may have lost a
+        direction for good is never ``converged``."""
+        for i in np.flatnonzero(~self.done):
+            self.status[i] = "max_iter"
+            self.level[i] = self.rel_d[i] if ell > 0 else math.nan
+        bad = self.lost & np.isin(self.status, ["converged", "rank_deficient"])
+        self.status[bad], self.level[bad] = "stalled", math.nan
+
+    def consistency(self, cl, epsB, *, d: int, eps: float) -> None:
+        """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column
+        rank; a ``converged`` run whose data are neither (``cl`` = ε_B·κ > tol) is ``rank_deficient``."""
+        bad = (self.status == "converged") & (cl > self.tol) & (epsB > 10 * max(d, self.n) * eps)
+        self.status[bad], self.level[bad] = "rank_deficient", cl[bad]
+
+    def growth_tensor(self, like):
+        """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the spectral check)."""
+        import torch
+        batch = tuple(like.shape[:-2])
+        return torch.as_tensor(self.log_growth, dtype=torch.float64, device=like.device).reshape(batch + (1, 1))
