@@ -17,6 +17,14 @@ seconds, a SHA-256 of the payload) and ``payload.pt`` (``torch.save`` of the res
   reported, removed and rebuilt, never used.
 - Two runs that share a cache are safe: a per-entry lock file (``fcntl.flock``) makes the second run
   wait for the first and then load its result instead of computing it again.
+- **Shipped results.**  The repository's ``models/`` folder (same layout; ``$EAGLEBOOK_SHIPPED`` names
+  another, ``EAGLEBOOK_SHIPPED=0`` turns it off) holds paper-profile models trained by earlier runs of the
+  book, with their configs, timings and checksums, and the resumable checkpoints of runs still in progress.
+  On a miss, a valid shipped entry (same config, checksum verified) is copied into the cache and used
+  instead of computing it again; a shipped checkpoint is copied next to the entry, so training resumes
+  from it.  ``python -m eaglebook.cache ship --from DIR`` adds a cache's entries to the folder;
+  ``python -m eaglebook.cache list`` shows what is there.  A shipped entry is a result, like any cached
+  one: ``force=True`` (or ``EAGLEBOOK_SHIPPED=0``) recomputes it.
 
 This module imports torch only inside the functions that read or write payloads, so tools that only need
 :func:`repo_root` or :func:`root` stay light.
@@ -38,6 +46,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 CACHE_ENV = "EAGLEBOOK_CACHE"
+SHIPPED_ENV = "EAGLEBOOK_SHIPPED"
 #: Bump when the meaning of a cached result changes without its config changing.
 #: 2: payloads are plain data loaded with ``weights_only=True`` and carry their config.
 CACHE_SCHEMA = 2
@@ -68,6 +77,18 @@ def root() -> Path:
         return Path(env).expanduser().resolve()
     repo = repo_root()
     return (repo / ".cache" / "eaglebook") if repo else Path.home() / ".cache" / "eaglebook"
+
+
+def shipped_root() -> Path | None:
+    """The read-only store of shipped results: ``$EAGLEBOOK_SHIPPED`` if set (``0``, ``off``, ``no`` or
+    empty: none), else ``<repo>/models``, else ``None``."""
+    env = os.environ.get(SHIPPED_ENV)
+    if env is not None:
+        if env.strip().lower() in ("", "0", "off", "no", "false"):
+            return None
+        return Path(env).expanduser().resolve()
+    repo = repo_root()
+    return repo / "models" if repo else None
 
 
 def _jsonable(cfg: Any) -> Any:
@@ -102,6 +123,57 @@ def checkpoint_path(kind: str, cfg: Any) -> Path:
     next to the entry (see :mod:`eaglebook.training`)."""
     _check_kind(kind)
     return root() / kind / f".ckpt-{config_hash(cfg)}.pt"
+
+
+def shipped_entry(kind: str, cfg: Any) -> Path | None:
+    """The valid shipped entry for ``(kind, cfg)`` (see :func:`shipped_root`), or ``None``."""
+    _check_kind(kind)
+    top = shipped_root()
+    if top is None:
+        return None
+    d = top / kind / config_hash(cfg)
+    return d if d.is_dir() and is_valid(d, cfg) else None
+
+
+def shipped_checkpoint(kind: str, cfg: Any) -> Path | None:
+    """The shipped checkpoint of the computation of ``(kind, cfg)``, or ``None``."""
+    _check_kind(kind)
+    top = shipped_root()
+    p = None if top is None else top / kind / checkpoint_path(kind, cfg).name
+    return p if p is not None and p.is_file() else None
+
+
+def available(kind: str, cfg: Any) -> bool:
+    """True when ``(kind, cfg)`` needs no computing: a valid entry in the cache or in the shipped store."""
+    return is_valid(entry_dir(kind, cfg), cfg) or shipped_entry(kind, cfg) is not None
+
+
+def _copy_atomic(src: Path, dst: Path) -> None:
+    """Copy a file or folder to ``dst`` through a temporary name in its folder, then rename."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.parent / f".tmp-{dst.name.lstrip('.')}-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        if src.is_dir():
+            shutil.copytree(src, tmp)
+        else:
+            shutil.copy2(src, tmp)
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        os.replace(tmp, dst)
+    finally:
+        if tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp.exists():
+            tmp.unlink()
+
+
+def adopt_checkpoint(kind: str, cfg: Any) -> Path:
+    """:func:`checkpoint_path`, after copying the shipped checkpoint there when the cache has none."""
+    p = checkpoint_path(kind, cfg)
+    src = shipped_checkpoint(kind, cfg)
+    if not p.exists() and src is not None:
+        _copy_atomic(src, p)
+    return p
 
 
 def _sha256(path: Path) -> str:
@@ -278,6 +350,12 @@ def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = Fal
             obj, problem = _try_load(d, cfg)  # another run may have finished it while we waited
             if obj is not _MISSING:
                 return obj
+            src = shipped_entry(kind, cfg)
+            if src is not None:               # shipped with the book: copy it into the cache and use it
+                _copy_atomic(src, d)
+                obj, problem = _try_load(d, cfg)
+                if obj is not _MISSING:
+                    return obj
             if d.exists():
                 warnings.warn(f"cache entry {d} is incomplete or corrupt ({problem}); rebuilding it",
                               RuntimeWarning, stacklevel=2)
@@ -291,3 +369,75 @@ def clear(kind: str | None = None) -> None:
     """Delete the whole cache (or one kind of entry, checkpoints included)."""
     target = root() / kind if kind else root()
     shutil.rmtree(target, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------- the shipped store
+def ship(src_root: Path, kind: str = "train", dest_root: Path | None = None, log=print) -> dict:
+    """Copy the valid entries of ``src_root/kind`` (a cache root) into the shipped store, and the
+    checkpoints of runs not finished yet; drop shipped checkpoints whose entry is now there.  Returns
+    the counts."""
+    _check_kind(kind)
+    dest_root = dest_root or shipped_root()
+    if dest_root is None:
+        raise ValueError("no shipped store: run inside the repository or set EAGLEBOOK_SHIPPED")
+    src, dst = Path(src_root) / kind, Path(dest_root) / kind
+    counts = dict(entries=0, checkpoints=0, dropped=0, invalid=0)
+    for d in sorted(p for p in src.glob("*") if p.is_dir() and not p.name.startswith(".")):
+        if _problem(d) is not None:
+            counts["invalid"] += 1
+            log(f"skipped {d}: {_problem(d)}")
+            continue
+        if not (dst / d.name).is_dir() or _problem(dst / d.name) is not None:
+            _copy_atomic(d, dst / d.name)
+            counts["entries"] += 1
+    for ck in sorted(src.glob(".ckpt-*.pt")):
+        if not (dst / ck.name[len(".ckpt-"):-len(".pt")]).is_dir():
+            _copy_atomic(ck, dst / ck.name)
+            counts["checkpoints"] += 1
+    for ck in sorted(dst.glob(".ckpt-*.pt")):
+        if (dst / ck.name[len(".ckpt-"):-len(".pt")]).is_dir():
+            ck.unlink()
+            counts["dropped"] += 1
+    log(f"shipped to {dst}: {counts}")
+    return counts
+
+
+def listing(kind: str = "train", top: Path | None = None) -> list[dict]:
+    """One row per shipped entry (hash, the config's regime/seed/steps when it is a training config,
+    seconds, created) and per checkpoint (its step)."""
+    top = top or shipped_root()
+    rows = []
+    if top is None or not (top / kind).is_dir():
+        return rows
+    for d in sorted((top / kind).iterdir()):
+        if d.is_dir() and not d.name.startswith("."):
+            cfg, meta = json.loads((d / CONFIG).read_text()), json.loads((d / META).read_text())
+            model = cfg.get("model", {}) if isinstance(cfg, dict) else {}
+            rows.append(dict(hash=d.name, regime=model.get("regime"), seed=cfg.get("seed"), steps=cfg.get("steps"),
+                             seconds=meta.get("seconds"), created=meta.get("created"), valid=_problem(d) is None))
+        elif d.name.startswith(".ckpt-"):
+            rows.append(dict(hash=d.name[len(".ckpt-"):-len(".pt")], checkpoint=True))
+    return rows
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m eaglebook.cache", description="The shipped store of trained models.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("ship", help="copy a cache's entries (and unfinished checkpoints) into the shipped store")
+    s.add_argument("--from", dest="src", required=True, help="a cache root (e.g. the EAGLEBOOK_CACHE of a paper build)")
+    s.add_argument("--kind", default="train")
+    s2 = sub.add_parser("list", help="what the shipped store holds")
+    s2.add_argument("--kind", default="train")
+    a = p.parse_args(argv)
+    if a.cmd == "ship":
+        ship(Path(a.src), a.kind)
+    else:
+        for r in listing(a.kind):
+            print(r)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -477,6 +477,8 @@ def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool
     def compute() -> dict[str, Any]:
         if force:
             ckpt.unlink(missing_ok=True)
+        else:
+            cache.adopt_checkpoint("train", cfg)   # a run shipped unfinished resumes where it stopped
         return train(cfg, device=device, progress=progress, checkpoint=ckpt,
                      checkpoint_seconds=checkpoint_seconds).to_payload()
 
@@ -504,7 +506,7 @@ def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, prog
     from . import cache
 
     cfgs = list(cfgs)
-    missing = [c for c in dict.fromkeys(cfgs) if not cache.is_valid(cache.entry_dir("train", c), c)]
+    missing = [c for c in dict.fromkeys(cfgs) if not cache.available("train", c)]
     missing.sort(key=lambda c: -c.steps * c.batch * c.model.heads)   # longest first: better packing
     workers = min(workers or os.cpu_count() or 1, len(missing))
     if workers > 1:
