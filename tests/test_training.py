@@ -107,6 +107,7 @@ def test_trained_goes_through_cache(monkeypatch, tmp_path):
     fake = types.ModuleType("eaglebook.cache")
     fake.cached = cached
     fake.checkpoint_path = lambda kind, key: tmp_path / kind / ".ckpt.pt"
+    fake.adopt_checkpoint = fake.checkpoint_path
     monkeypatch.setitem(sys.modules, "eaglebook.cache", fake)
     monkeypatch.setattr(eaglebook, "cache", fake, raising=False)
     c = cfg(steps=5)

@@ -403,8 +403,8 @@ def ship(src_root: Path, kind: str = "train", dest_root: Path | None = None, log
 
 
 def listing(kind: str = "train", top: Path | None = None) -> list[dict]:
-    """One row per shipped entry (hash, the config's regime/seed/steps when it is a training config,
-    seconds, created) and per checkpoint (its step)."""
+    """One row per shipped entry (hash, the config's regime/seed/steps when it is a training config, the
+    whole config, seconds, created, valid) and per checkpoint (``checkpoint=True``)."""
     top = top or shipped_root()
     rows = []
     if top is None or not (top / kind).is_dir():
@@ -414,7 +414,8 @@ def listing(kind: str = "train", top: Path | None = None) -> list[dict]:
             cfg, meta = json.loads((d / CONFIG).read_text()), json.loads((d / META).read_text())
             model = cfg.get("model", {}) if isinstance(cfg, dict) else {}
             rows.append(dict(hash=d.name, regime=model.get("regime"), seed=cfg.get("seed"), steps=cfg.get("steps"),
-                             seconds=meta.get("seconds"), created=meta.get("created"), valid=_problem(d) is None))
+                             seconds=meta.get("seconds"), created=meta.get("created"), valid=_problem(d) is None,
+                             config=cfg))
         elif d.name.startswith(".ckpt-"):
             rows.append(dict(hash=d.name[len(".ckpt-"):-len(".pt")], checkpoint=True))
     return rows
