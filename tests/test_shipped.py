@@ -9,7 +9,7 @@ import pytest
 from eaglebook import cache, training
 from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
 
-from test_training import _compare_runs
+from test_training import _compare_runs, interrupted_after
 
 
 def cfg(**kw):
@@ -75,18 +75,8 @@ def test_a_damaged_or_refused_shipped_model_is_retrained(store, monkeypatch, how
 def test_an_unfinished_shipped_run_resumes_from_its_checkpoint(store, monkeypatch, capsys):
     c = cfg(seed=3)
     ref = training.train(c, progress=False)
-    real, calls = training.train_step, {"n": 0}
-
-    def interrupted(*a, **kw):                                         # the sitting ends after 7 steps
-        calls["n"] += 1
-        if calls["n"] == 8:
-            raise KeyboardInterrupt
-        return real(*a, **kw)
-
-    monkeypatch.setattr(training, "train_step", interrupted)
-    with pytest.raises(KeyboardInterrupt):
+    with interrupted_after(monkeypatch, 7):                            # the sitting ends after 7 steps
         training.trained(c, progress=False, checkpoint_seconds=0)
-    monkeypatch.setattr(training, "train_step", real)
     counts = cache.ship(store["trained"], log=lambda *a: None)
     assert counts["entries"] == 0 and counts["checkpoints"] == 1
     monkeypatch.setenv(cache.CACHE_ENV, str(store["fresh"]))           # the next sitting, on a fresh clone

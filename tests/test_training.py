@@ -1,5 +1,6 @@
 """Tests of eaglebook.training: determinism, spike handling, evaluation, baselines, caching."""
 
+import contextlib
 import sys
 import types
 
@@ -177,22 +178,29 @@ def test_checkpoint_interval_argument_and_environment(monkeypatch):
         train(cfg(steps=2), progress=False, checkpoint="x.pt", init_state={})
 
 
-def test_resuming_from_a_checkpoint_is_bit_identical(tmp_path, monkeypatch, capsys):
-    c = cfg(steps=30, eval_every=7, seed=3)
-    ref = train(c, progress=False)
-    path = tmp_path / "ck.pt"
+@contextlib.contextmanager
+def interrupted_after(monkeypatch, steps: int):
+    """Training inside the block dies (KeyboardInterrupt) after ``steps`` steps; afterwards it runs normally."""
     real, calls = training.train_step, {"n": 0}
 
-    def interrupted(*a, **kw):                                         # the process dies after 17 steps
+    def interrupted(*a, **kw):
         calls["n"] += 1
-        if calls["n"] == 18:
+        if calls["n"] == steps + 1:
             raise KeyboardInterrupt
         return real(*a, **kw)
 
     monkeypatch.setattr(training, "train_step", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        train(c, progress=False, checkpoint=path, checkpoint_seconds=0)
+        yield
     monkeypatch.setattr(training, "train_step", real)
+
+
+def test_resuming_from_a_checkpoint_is_bit_identical(tmp_path, monkeypatch, capsys):
+    c = cfg(steps=30, eval_every=7, seed=3)
+    ref = train(c, progress=False)
+    path = tmp_path / "ck.pt"
+    with interrupted_after(monkeypatch, 17):                           # the process dies after 17 steps
+        train(c, progress=False, checkpoint=path, checkpoint_seconds=0)
     assert torch.load(path, weights_only=True)["step"] == 17
     resumed = train(c, progress=True, checkpoint=path, checkpoint_seconds=0)
     _compare_runs(resumed, ref)
