@@ -147,6 +147,16 @@ def test_run_local_equals_the_simulation(problem, private_tmp):
     assert list(private_tmp.iterdir()) == []
 
 
+def test_without_the_spectral_check_nothing_is_gathered(problem, private_tmp):
+    Ab, Bb, C, ref = problem
+    res = dd.run_local(Ab, Bb, C, reference=ref, timeout=60, spectral_check=False)
+    ser = dd.solve_serial(Ab, Bb, C, reference=ref, spectral_check=False)
+    assert res.gathers == ser.gathers == 1                   # the column counts at the start, nothing else
+    assert (res.iterations, res.status) == (ser.iterations, ser.status) == (ser.iterations, "converged")
+    assert res.rel_error[-1] < 1e-10 and res.collectives == res.iterations + 1
+    assert all(g <= 8 * 3 for g in res.gather_bytes)
+
+
 def _fault_run(problem, fault, **kw):
     Ab, Bb, C, _ = problem
     t0 = time.monotonic()

@@ -250,13 +250,16 @@ def header_floats(machines: int, batch: int = 1) -> int:
 
 def machine_loop(machines: list, C, transport: _Transport, *, world: int, first: int = 0, rng=None,
                  tol=None, atol=0.0, max_iter=1000, rcond=None, reference=None, out_dtype=None,
-                 progress: Callable | None = None, fault=None, rank: int = 0) -> dict:
+                 spectral_check: bool = True, progress: Callable | None = None, fault=None, rank: int = 0) -> dict:
     """Run the outer loop of Algorithm 1 for the local ``machines`` (one per process on a real run, all M in
     :func:`solve_serial`; global indices ``first`` …), stopping by the rule of ``solve_distributed``
     (:class:`~eaglebook.solver.stopping.StopRule`).  One ``transport.reduce`` per round sums the flat buffers
     [ΔC | ΔD | header] over all ``world`` machines; the spectral check (rare) and the consistency test at
     the end gather the blocks.  Every process sees the same reduced numbers and so takes the same decisions.
     ``rng`` continues the generator that drew the power vectors (the kicks of ``rho="power"``).
+    ``spectral_check=False`` never gathers: the rule's checks see no band and no dropped directions (the
+    change rule and its tail bound decide alone) and the consistency test is skipped, so the run may stop at
+    another round than ``solve_distributed`` and ``converged`` is not verified against rank deficiency.
     Returns the final D, the statuses and the per-round statistics."""
     dtype, device = C.dtype, C.device
     batch = tuple(C.shape[:-2])
@@ -344,7 +347,9 @@ def machine_loop(machines: list, C, transport: _Transport, *, world: int, first:
             lC=host(torch.log2(_fro(C))), lA=host(lA_max),
             growth=host(-torch.log1p(-x_max.clamp(0.0, 0.9))), annihilates=(x_max >= ANNIHILATES).cpu().numpy())
         source = {"cur": flat(D_new), "prev": flat(D), "fin": flat(D_new)}   # distributed keeps D_ℓ
-        if trig:
+        if trig and not spectral_check:   # the change rule alone
+            finish |= rule.resolve(ell, trig, np.full(nb, math.inf), np.zeros(nb))
+        elif trig:
             blocks = gather([(m.A, m.B, m.kA, m.kB) for m in machines])
             band_min, _, err_rel = _spectral_check([b[0] for b in blocks], [b[1] for b in blocks], C, D_new,
                                                    [b[2] for b in blocks], [b[3] for b in blocks],
@@ -368,7 +373,7 @@ def machine_loop(machines: list, C, transport: _Transport, *, world: int, first:
     for i in np.flatnonzero(~rule.done):
         F[i] = flat(D)[i]
     rule.close(ell)
-    if world > 1 and bool((rule.status == "converged").any()):   # the same on every process
+    if spectral_check and world > 1 and bool((rule.status == "converged").any()):   # the same on every process
         blocks = gather([(m.A0, m.B0) for m in machines])
         rule.consistency(*_consistency_level([b[0] for b in blocks], [b[1] for b in blocks], C, rc), d=d, eps=eps)
     fi = torch.finfo(out_dtype or dtype)
@@ -444,7 +449,7 @@ def _make_machines(A_list, B_list, C, *, seed, eta, gamma, rho, rho_scale, power
 
 def solve_serial(A_blocks: Sequence, B_blocks: Sequence, C, *, tol=None, atol=0.0, max_iter=1000, seed=0,
                  eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5, rescale=True,
-                 freeze_tol=None, rcond=None, reference=None) -> DistributedResult:
+                 freeze_tol=None, rcond=None, spectral_check=True, reference=None) -> DistributedResult:
     """The round loop of the multi-process solver in one process: the M machines one after another
     and the reduction a plain sum.  Same arguments and result as :func:`run_local`."""
     M = len(A_blocks)
@@ -456,7 +461,7 @@ def solve_serial(A_blocks: Sequence, B_blocks: Sequence, C, *, tol=None, atol=0.
     ref = None if reference is None else torch.as_tensor(np.asarray(reference), dtype=torch.float64)
     r = machine_loop(ms, Ct, _local_transport(), world=M, rng=rng, tol=tol, atol=atol,
                      max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond), reference=ref,
-                     out_dtype=io.out_torch)
+                     out_dtype=io.out_torch, spectral_check=bool(spectral_check))
     return _result(r, [r], io, M, "serial")
 
 
@@ -547,10 +552,11 @@ def run_rank(A_mu, B_mu, C, *, rank: int, world: int, backend: str, device: torc
 
 
 def _opts(*, tol, atol, max_iter, seed, eta, gamma, rho, rho_scale, power_iters, rescale, freeze_tol,
-          rcond=None) -> dict:
+          rcond=None, spectral_check=True) -> dict:
     return {"machine": dict(seed=seed, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
                             rho_pool="instance", rescale=rescale, freeze_tol=freeze_tol),
-            "loop": dict(tol=tol, atol=float(atol), max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond))}
+            "loop": dict(tol=tol, atol=float(atol), max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond),
+                         spectral_check=bool(spectral_check))}
 
 
 def _child(rank, world, port, backend, timeout, A_mu, B_mu, C, opts, reference, conn, beat, fault):
@@ -610,7 +616,7 @@ def _loopback_ifname() -> str:
 
 def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo", tol=None, atol=0.0,
               max_iter=1000, seed=0, eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5,
-              rescale=True, freeze_tol=None, rcond=None, reference=None, timeout: float = 60.0,
+              rescale=True, freeze_tol=None, rcond=None, spectral_check=True, reference=None, timeout: float = 60.0,
               join_timeout: float | None = None, hang_timeout: float | None = None, fault=None) -> DistributedResult:
     """Run distributed EAGLE as M = len(A_blocks) processes on this host (127.0.0.1 only).
 
@@ -618,6 +624,11 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
     :func:`eaglebook.solver.solve_distributed` (``rho`` ``"exact"`` or ``"power"``), plus
     ``freeze_tol`` (the §E.2 variant; None = never freeze) and:
 
+    spectral_check : True (default): stop exactly as ``solve_distributed`` does; its spectral checks (a few
+        per run) and the consistency test at the end gather every process's blocks, about 2·(d + d')·n_μ
+        floats per process per run on top of the rounds.  False: never gather (only the rounds'
+        (d + d')·n' + 2M + 1 floats); the change rule and its tail bound decide alone, so the run may stop
+        at another round, and ``converged`` is not checked against rank-deficient or inconsistent data.
     backend : ``"gloo"`` (CPU) or ``"nccl"`` (process μ on GPU μ mod the GPU count).
     timeout : seconds a collective, or the rendezvous, may wait (the process group's time-out); also
         the watchdog's limit on a round in which no rank makes progress (``hang_timeout``).
@@ -645,7 +656,8 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
     join_timeout = timeout if join_timeout is None else positive("join_timeout", join_timeout)
     hang_timeout = timeout if hang_timeout is None else positive("hang_timeout", hang_timeout)
     opts = _opts(tol=tol, atol=atol, max_iter=max_iter, seed=seed, eta=eta, gamma=gamma, rho=rho,
-                 rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond)
+                 rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond,
+                 spectral_check=spectral_check)
     # validate everything here, before any process starts (errors name the argument)
     _, _, io, _ = _make_machines(A_blocks, B_blocks, C, first=0, world=M, **opts["machine"])
 
@@ -815,6 +827,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=int, default=1000)
     p.add_argument("--rho", choices=("exact", "power"), default="power")
     p.add_argument("--freeze-tol", type=float, default=None)
+    p.add_argument("--no-spectral-check", dest="spectral_check", action="store_false",
+                   help="never gather the blocks (communication within (d + d')·n' floats per round); the run may "
+                        "stop at another round than solve_distributed")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a collective or the rendezvous may wait")
     return p
 
@@ -857,7 +872,8 @@ def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callabl
         else:
             A_mu, B_mu, C, ref = make_problem(args, rank, world)
         opts = _opts(tol=args.tol, atol=args.atol, max_iter=args.max_iter, seed=0, eta=1 / 3, gamma=1.0, rho=args.rho,
-                     rho_scale=1.0, power_iters=5, rescale=True, freeze_tol=args.freeze_tol)
+                     rho_scale=1.0, power_iters=5, rescale=True, freeze_tol=args.freeze_tol,
+                     spectral_check=args.spectral_check)
         r = run_rank(A_mu, B_mu, C, rank=rank, world=world, backend=backend, device=device, opts=opts,
                      reference=ref if rank == 0 else None)
         stats = {k: r[k] for k in ("time_per_round", "compute_per_round", "comm_per_round", "wire_bytes_per_round", "wall",
