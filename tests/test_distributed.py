@@ -219,3 +219,13 @@ def test_torchrun_cli(problem, tmp_path):
     sim = eaglebook.solve_distributed([Ab[0], np.hstack(Ab[1:])], [Bb[0], np.hstack(Bb[1:])], C)
     assert (int(z["iterations"]), str(z["status"])) == (sim.iterations, sim.status) == (sim.iterations, "converged")
     assert np.abs(z["D"] - sim.D).max() <= 1e-12 * np.abs(sim.D).max()
+    # the module docstring's command: a generated problem (torchrun must not take its options for its own)
+    r = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "3", "-m", "eaglebook.distributed",
+                        "--cols", "36", "--rows", "30", "--rank", "6", "--seed", "0", "--out", str(out)],
+                       capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    z = np.load(out)
+    A, B, C, _ = tasks.make_problem(36, 30, rank=6, kappa=1e3, rng=np.random.default_rng(0))
+    sim = eaglebook.solve_distributed(*eaglebook.split_columns(A, B, 3), C)
+    assert (int(z["iterations"]), str(z["status"])) == (sim.iterations, sim.status)
+    assert np.abs(z["D"] - sim.D).max() <= 1e-12 * np.abs(sim.D).max() and z["rel_error"][-1] < 1e-10

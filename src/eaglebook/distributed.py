@@ -3,7 +3,7 @@
 The solver lives in :mod:`eaglebook.solver.distributed` (it reads a problem from a ``.npz`` file); this
 module adds a generated test problem (``eaglebook.tasks.make_problem``) to its command line::
 
-    torchrun --nproc-per-node 3 -m eaglebook.distributed --n 240 --d 240 --rank 40 --seed 0 --out out.npz
+    torchrun --nproc-per-node 3 -m eaglebook.distributed --cols 240 --rows 240 --rank 40 --seed 0 --out out.npz
     torchrun --nproc-per-node 3 -m eaglebook.distributed --input problem.npz --out out.npz
 
 Every process generates the same problem from the seed and keeps only its own column block (for real
@@ -28,17 +28,18 @@ __all__ = ["run_local", "solve_serial", "DistributedResult", "DistributedError",
 
 def _args(p):
     g = p.add_argument_group("generated problem (instead of --input)")
-    g.add_argument("--n", type=int, default=240)
-    g.add_argument("--d", type=int, default=240)
+    # not --n / --d: torchrun reads any abbreviation of its own options (--nnodes, ...) before the module's
+    g.add_argument("--cols", type=int, default=240, help="n, the columns of A (split over the processes)")
+    g.add_argument("--rows", type=int, default=240, help="d, the rows of A")
     g.add_argument("--rank", type=int, default=None, help="rank of A (default min(n, d))")
     g.add_argument("--kappa", type=float, default=1e3)
     g.add_argument("--seed", type=int, default=0)
 
 
 def _problem(args, rank, world):
-    A, B, C, _ = tasks.make_problem(args.n, args.d, rank=args.rank, kappa=args.kappa,
+    A, B, C, _ = tasks.make_problem(args.cols, args.rows, rank=args.rank, kappa=args.kappa,
                                     rng=np.random.default_rng(args.seed))
-    lo, hi = machine_edges(args.n, world)[rank:rank + 2]
+    lo, hi = machine_edges(args.cols, world)[rank:rank + 2]
     ref = tasks.nystrom(A, B, C) if rank == 0 else None
     return A[:, lo:hi].copy(), B[:, lo:hi].copy(), C, ref
 
