@@ -276,16 +276,14 @@ def machine_loop(machines: list, C, transport: _Transport, *, world: int, first:
     progress = progress or (lambda code: None)
     flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
     host = lambda x: x.reshape(-1).to(torch.float64).cpu().numpy()
-    gathers, gather_bytes, wire_gather = 0, 0, 0
+    gathers, gather_bytes = 0, 0
 
     def gather(items):   # collective: every process calls it at the same point of the loop
-        nonlocal gathers, gather_bytes, wire_gather
-        w0 = transport.bytes_sent() if transport.bytes_sent else 0
+        nonlocal gathers, gather_bytes
         progress(-1 if ell == 0 else 2 * ell + 1)
         out = transport.gather([tuple(x.cpu() for x in it) for it in items])
         gathers += 1
         gather_bytes += sum(x.numel() * x.element_size() for it in items for x in it)
-        wire_gather += (transport.bytes_sent() - w0) if transport.bytes_sent else 0
         return [tuple(x.to(device) for x in it) for it in out]
 
     ell = 0
