@@ -34,6 +34,16 @@ def test_ablation_configs_change_one_thing():
     assert ablations.ablation("r8").model == {"r": 8}
 
 
+def test_an_ablation_is_a_reading_of_the_paper_exactly_when_it_keeps_every_stated_value():
+    # the paper states r, the W_V/W_P width and the number of steps; it gives no initialisation
+    base = config.get("paper").training("sketched", seed=0)
+    for a in ablations.SKETCHED:
+        c = a.config(base)
+        stated_changed = (c.model.r, c.model.vp_width, c.steps) != (base.model.r, base.model.vp_width, base.steps)
+        assert a.admissible == (not stated_changed), a.key
+        assert bool(a.departs) == stated_changed
+
+
 def test_with_noise_sets_the_task_noise_and_validates():
     c = ablations.with_noise(config.get("ci").training("unconstrained"), 0.01)
     assert c.task.noise_var == 0.01 and c.model.regime == "unconstrained"

@@ -40,12 +40,20 @@ class Ablation:
 
     ``model``: ModelConfig overrides; the value ``"n+n'"`` for ``vp_width`` means the task's n + n'.
     ``steps_factor``: multiplies the profile's number of training steps.
+    ``departs``: the paper's statement this change contradicts, or ``""`` when it only fills a detail the
+    paper leaves open. Only a change that departs from nothing can become the book's default reading.
     """
     key: str
     label: str
     change: str
     model: dict = field(default_factory=dict)
     steps_factor: int = 1
+    departs: str = ""
+
+    @property
+    def admissible(self) -> bool:
+        """True when the change is a reading of the paper (it contradicts nothing the paper states)."""
+        return not self.departs
 
     def config(self, base: TrainConfig) -> TrainConfig:
         """``base`` (a sketched config of the profile) with this ablation's change applied."""
@@ -55,16 +63,19 @@ class Ablation:
         return replace(base, model=replace(base.model, **over), steps=base.steps * self.steps_factor)
 
 
+_R = "r = 5 ≈ n/4 (§3, Fig. 1)"
+
 SKETCHED: tuple[Ablation, ...] = (
     Ablation("base", "as written", "the book's default: r = 5, W_V, W_P of width r + n', init std 0.02"),
-    Ablation("r4", "r = 4", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 4}),
-    Ablation("r6", "r = 6", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 6}),
-    Ablation("r8", "r = 8", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 8}),
+    Ablation("r4", "r = 4", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 4}, departs=_R),
+    Ablation("r6", "r = 6", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 6}, departs=_R),
+    Ablation("r8", "r = 8", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 8}, departs=_R),
     Ablation("init_small", "init std 0.002", "10× smaller initialisation", {"init_std": 0.002}),
     Ablation("init_large", "init std 0.1", "5× larger initialisation", {"init_std": 0.1}),
     Ablation("vp_full", "W_V, W_P square", "W_V, W_P of width n + n' (only W_Q, W_K compute-limited)",
-             {"vp_width": "n+n'"}),
-    Ablation("long", "2× steps", "twice the training steps", steps_factor=2),
+             {"vp_width": "n+n'"}, departs="W_V, W_P ∈ R^{(n+n')×(r+n')} (§3)"),
+    Ablation("long", "2× steps", "twice the training steps", steps_factor=2,
+             departs="20,000 iterations (App. B.2)"),
 )
 
 
