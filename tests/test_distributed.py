@@ -80,6 +80,21 @@ def test_serial_stops_like_the_simulation(problem, kw):
     assert_same_run(dd.solve_serial(Ab, Bb, C, **kw), eaglebook.solve_distributed(Ab, Bb, C, **kw), 1e-13)
 
 
+def test_serial_reports_an_unrepresentable_completion_like_the_simulation():
+    """float16 data whose completion exceeds float16's range: out_of_range in both engines (exact integer
+    data, so that float16 rounding leaves B in A's row space)."""
+    rng = np.random.default_rng(0)
+    A, W, C = (rng.integers(-k, k + 1, shape).astype(np.float64) for k, shape in ((3, (8, 12)), (2, (2, 8)), (3, (8, 2))))
+    B = W @ A                                             # consistent; D = B A^† C = W C exactly
+    split = lambda M, s: [(M[:, 4 * i:4 * i + 4] * s).astype(np.float16) for i in range(3)]
+    for s, status in ((256, "out_of_range"), (1, "converged")):     # |D| up to 2^16 |W C| > 65504, or |W C|
+        ser = dd.solve_serial(split(A, 1), split(B, s), (C * s).astype(np.float16))
+        sim = eaglebook.solve_distributed(split(A, 1), split(B, s), (C * s).astype(np.float16))
+        assert (ser.status, ser.D.dtype) == (status, np.float16)
+        assert (ser.iterations, ser.status) == (sim.iterations, sim.status)
+    assert np.array_equal(ser.D.astype(np.float64), W @ C)
+
+
 def test_serial_stops_like_the_simulation_on_hard_data():
     """Rank-deficient noisy data (rank_deficient), ill-conditioning (stalled), a batch with mixed statuses."""
     rng = np.random.default_rng(4)

@@ -355,29 +355,20 @@ def machine_loop(machines: list, C, transport: _Transport, *, world: int, first:
             if frozen:   # frozen blocks are conditioned no further: no band to wait for (the change rule decides)
                 band_min = np.full_like(band_min, math.inf)
             finish |= rule.resolve(ell, trig, band_min, err_rel)
-        if finish:
-            F = flat(Dout)
-            for i, src in finish.items():
-                F[i] = source[src][i]
-                for m in machines:       # a finished instance stops changing (nothing else to do for it)
-                    flat(m.A)[i] = 0
-                    flat(m.B)[i] = 0
-                flat(C)[i] = 0
+        for i in rule.write(flat(Dout), finish, source):   # a finished instance stops changing
+            for X_ in (*(m.A for m in machines), *(m.B for m in machines), C):
+                flat(X_)[i] = 0
         D = D_new
         t_round.append(time.perf_counter() - t0)
         if rule.done.all() or ell >= max_iter:
             break
-    F = flat(Dout)
-    for i in np.flatnonzero(~rule.done):
-        F[i] = flat(D)[i]
+    rule.fill(flat(Dout), flat(D))
     rule.close(ell)
     if spectral_check and world > 1 and bool((rule.status == "converged").any()):   # the same on every process
         blocks = gather([(m.A0, m.B0) for m in machines])
         rule.consistency(*_consistency_level([b[0] for b in blocks], [b[1] for b in blocks], C, rc), d=d, eps=eps)
-    fi = torch.finfo(out_dtype or dtype)
-    mx = host(_maxabs(Dout))
-    oor = (mx > 0) & ((mx >= fi.max) | (mx < fi.tiny))
-    rule.status[oor & (rule.status == "converged")] = "out_of_range"
+    with np.errstate(divide="ignore"):
+        rule.out_of_range(np.log2(host(_maxabs(Dout)).astype(np.float64)), torch.finfo(out_dtype or dtype))
     status = next((s for s in STATUSES[::-1] if s in set(rule.status)), "converged")
     wall = time.perf_counter() - start
     med = (lambda xs: float(np.median(xs)) if xs else 0.0)
@@ -638,6 +629,11 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
 
     Raises :class:`DistributedError` (after stopping every process and closing the port) when a
     worker dies, hangs, never joins or fails; ``ValueError`` for bad arguments.
+
+    One known difference from ``solve_distributed``: each process rescales its own A^μ, B^μ by powers of
+    two, but C and D stay in their true scale (a common frame would need one more collective), so a
+    completion B A^† C that overflows the *compute* dtype (float32 data with |D| > 3e38) ends
+    ``non_finite`` here where ``solve_distributed`` says ``out_of_range``; neither is ``converged``.
     """
     import multiprocessing as mp
     from multiprocessing.connection import wait

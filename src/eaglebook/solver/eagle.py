@@ -614,21 +614,13 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
             # keeps D_ℓ (its invariant needs consistent data)
             source["fin"] = flat(D_fin) if machines == 1 else flat(D_)
             finish |= rule.resolve(ell, trig, band_min, err_rel)
-        if finish:
-            F = flat(Dout)
-            for i, src in finish.items():
-                F[i] = source[src][i]
-                for a in As_:       # freeze a finished instance (no further change, nothing to pool)
-                    flat(a)[i] = 0
-                for b in Bs_:
-                    flat(b)[i] = 0
-                flat(C_)[i] = 0
+        for i in rule.write(flat(Dout), finish, source):   # freeze a finished instance (nothing to pool)
+            for X_ in (*As_, *Bs_, C_):
+                flat(X_)[i] = 0
         if rule.done.all() or ell >= max_iter:
             break
         D_prev = D_
-    F = flat(Dout)
-    for i in np.flatnonzero(~rule.done):
-        F[i] = flat(D_)[i]
+    rule.fill(flat(Dout), flat(D_))
     rule.close(ell)
     if machines > 1 or sketched:   # these regimes reach B A^† C only on consistent data or full column rank
         rule.consistency(*_consistency_level(frame.A0, frame.B0, C, rc), d=d, eps=eps)
@@ -639,13 +631,9 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         rels[-1] = (float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
                     else (0.0 if np.all(e == 0) else math.inf))
     D_true = _mul_pow2(Dout, frame.E)
-    if True:
-        fi = torch.finfo(io.out_torch)
-        mx = _maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy()
-        with np.errstate(divide="ignore"):
-            L = np.log2(mx) + E
-        oor = (mx > 0) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny)))
-        status[oor & (status == "converged")] = "out_of_range"
+    with np.errstate(divide="ignore"):
+        rule.out_of_range(np.log2(_maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy()) + E,
+                          torch.finfo(io.out_torch))
     st = next((s for s in STATUSES[::-1] if s in set(status)), "converged")
     fpr = (d + dp) * n_prime if machines > 1 else 0
     return Result(D=_out(io, D_true), iterations=ell, converged=st == "converged", status=st,

@@ -184,6 +184,26 @@ class StopRule:
         bad = self.lost & np.isin(self.status, ["converged", "rank_deficient"])
         self.status[bad], self.level[bad] = "stalled", math.nan
 
+    def write(self, out, finish: dict, source: dict) -> list:
+        """Write each finished instance's D into ``out`` (a flat batch view): ``finish`` maps an instance to
+        the key of ``source`` (flat views of the candidate D's) its D comes from.  Returns the finished
+        instances, which the caller freezes."""
+        for i, src in finish.items():
+            out[i] = source[src][i]
+        return list(finish)
+
+    def fill(self, out, D) -> None:
+        """After the last round: every instance still running returns the last D (flat batch views)."""
+        for i in np.flatnonzero(~self.done):
+            out[i] = D[i]
+
+    def out_of_range(self, log2_max, finfo) -> None:
+        """A ``converged`` instance whose largest |D| entry (``log2_max``: its log2 in the caller's true
+        scale; -inf for D = 0) overflows or underflows the output dtype (``finfo``) is ``out_of_range``."""
+        L = np.asarray(log2_max, dtype=np.float64)
+        oor = (L > -np.inf) & ((L >= math.log2(finfo.max)) | (L < math.log2(finfo.tiny)))
+        self.status[oor & (self.status == "converged")] = "out_of_range"
+
     def consistency(self, cl, epsB, *, d: int, eps: float) -> None:
         """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column
         rank; a ``converged`` run whose data are neither (``cl`` = ε_B·κ > tol) is ``rank_deficient``."""
