@@ -3,8 +3,10 @@ a damaged one is not; unfinished runs resume from their shipped checkpoints."""
 
 from __future__ import annotations
 
+import time
 
 import pytest
+import torch
 
 from eaglebook import cache, training
 from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
@@ -79,11 +81,18 @@ def test_an_unfinished_shipped_run_resumes_from_its_checkpoint(store, monkeypatc
         training.trained(c, progress=False, checkpoint_seconds=0)
     counts = cache.ship(store["trained"], log=lambda *a: None)
     assert counts["entries"] == 0 and counts["checkpoints"] == 1
+    (ck,) = (store["shipped"] / "train").glob(".ckpt-*")
+    before = float(torch.load(ck, weights_only=False)["seconds"])       # the first sitting's training time
     monkeypatch.setenv(cache.CACHE_ENV, str(store["fresh"]))           # the next sitting, on a fresh clone
     capsys.readouterr()
+    t0 = time.perf_counter()
     resumed = training.trained(c, progress=True, checkpoint_seconds=0)
+    after = time.perf_counter() - t0
     assert "resumed from step 7 of 12" in capsys.readouterr().out
     _compare_runs(resumed, ref)
     monkeypatch.setenv(cache.CACHE_ENV, str(store["fresh"]))
     assert cache.ship(store["fresh"], log=lambda *a: None) == dict(entries=1, checkpoints=0, dropped=1, invalid=0)
+    # the entry records the whole training time, both sittings, not only the resumed part
+    (row,) = cache.listing("train", store["shipped"])
+    assert row["seconds"] == resumed.seconds and before < resumed.seconds <= before + after
     assert not list((store["shipped"] / "train").glob(".ckpt-*"))

@@ -333,12 +333,15 @@ def _try_load(d: Path, cfg: Any) -> tuple[Any, str | None]:
     return _MISSING, problem
 
 
-def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = False) -> Any:
+def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = False,
+           seconds_of: Callable[[Any], float] | None = None) -> Any:
     """Return the cached result for ``(kind, cfg)``, computing and storing it if needed.
 
     ``force=True`` recomputes and overwrites.  ``compute`` takes no arguments; its result must be plain
     data (see :func:`encode`).  An entry that is corrupt, refused by the safe loader or stored for another
-    config is reported with a ``RuntimeWarning`` and rebuilt.
+    config is reported with a ``RuntimeWarning`` and rebuilt.  The entry records the compute time:
+    ``seconds_of(result)`` when given (a computation that resumed from a checkpoint knows its whole time;
+    this call saw only the last part of it), else the time this call spent in ``compute``.
     """
     d = entry_dir(kind, cfg)
     if not force:
@@ -361,7 +364,7 @@ def cached(kind: str, cfg: Any, compute: Callable[[], Any], *, force: bool = Fal
                               RuntimeWarning, stacklevel=2)
         t0 = time.perf_counter()
         obj = compute()
-        save_atomic(obj, d, cfg, time.perf_counter() - t0)
+        save_atomic(obj, d, cfg, float(seconds_of(obj)) if seconds_of else time.perf_counter() - t0)
     return obj
 
 

@@ -482,7 +482,7 @@ def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool
         return train(cfg, device=device, progress=progress, checkpoint=ckpt,
                      checkpoint_seconds=checkpoint_seconds).to_payload()
 
-    obj = cache.cached("train", cfg, compute, force=force)
+    obj = cache.cached("train", cfg, compute, force=force, seconds_of=lambda p: p["seconds"])   # resumes included
     ckpt.unlink(missing_ok=True)
     return obj if isinstance(obj, Run) else Run.from_payload(obj)
 
