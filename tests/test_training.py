@@ -100,7 +100,7 @@ def test_run_payload_roundtrip_and_model(tmp_path):
 def test_trained_goes_through_cache(monkeypatch, tmp_path):
     store = {}
 
-    def cached(kind, key, compute, *, force=False):
+    def cached(kind, key, compute, *, force=False, seconds_of=None):
         if force or (kind, key) not in store:
             store[(kind, key)] = compute()
         return store[(kind, key)]
@@ -261,3 +261,10 @@ def test_a_killed_training_resumes_bit_identically(tmp_path, monkeypatch, capsys
     monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "b"))
     monkeypatch.setenv(training.CHECKPOINT_ENV, "inf")
     _compare_runs(resumed, trained(c, progress=False))
+
+
+def test_progress_bars_never_warn_for_a_missing_ipywidgets(monkeypatch):
+    import sys
+    import tqdm.std
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)      # import ipywidgets -> ImportError
+    assert training.tqdm_class() is tqdm.std.tqdm

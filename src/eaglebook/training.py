@@ -291,10 +291,21 @@ def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bo
                seconds=rec.seconds + time.perf_counter() - t0, n_skipped=len(rec.skipped), device=str(dev))
 
 
+def tqdm_class():
+    """tqdm's notebook bar where it can draw one (ipywidgets installed), else its text bar.  ``tqdm.auto``
+    alone would print a TqdmWarning into the chapter whenever a model trains in a kernel without ipywidgets."""
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        from tqdm.std import tqdm
+    else:
+        from tqdm.auto import tqdm
+    return tqdm
+
+
 def _bar(cfg: TrainConfig, start: int):
     """A tqdm progress bar over ``cfg.steps`` steps, starting at step ``start``."""
-    from tqdm.auto import tqdm
-
+    tqdm = tqdm_class()
     return tqdm(total=cfg.steps, initial=start, desc=f"{cfg.model.regime} seed {cfg.seed}", leave=False,
                 mininterval=1.0)
 
@@ -512,8 +523,7 @@ def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, prog
     if workers > 1:
         bar = None
         if progress:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=len(missing), desc=f"training {len(missing)} models on {workers} processes")
+            bar = tqdm_class()(total=len(missing), desc=f"training {len(missing)} models on {workers} processes")
         with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
             for fut in cf.as_completed([pool.submit(_train_in_worker, c) for c in missing]):
                 fut.result()
