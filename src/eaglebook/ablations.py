@@ -50,11 +50,6 @@ class Ablation:
     steps_factor: int = 1
     departs: str = ""
 
-    @property
-    def admissible(self) -> bool:
-        """True when the change is a reading of the paper (it contradicts nothing the paper states)."""
-        return not self.departs
-
     def config(self, base: TrainConfig) -> TrainConfig:
         """``base`` (a sketched config of the profile) with this ablation's change applied."""
         if base.model.regime != "sketched":
