@@ -367,8 +367,7 @@ def machine_loop(machines: list, C, transport: _Transport, *, world: int, first:
     if spectral_check and world > 1 and bool((rule.status == "converged").any()):   # the same on every process
         blocks = gather([(m.A0, m.B0) for m in machines])
         rule.consistency(*_consistency_level([b[0] for b in blocks], [b[1] for b in blocks], C, rc), d=d, eps=eps)
-    with np.errstate(divide="ignore"):
-        rule.out_of_range(np.log2(host(_maxabs(Dout)).astype(np.float64)), torch.finfo(out_dtype or dtype))
+    rule.out_of_range(host(_maxabs(Dout)), torch.finfo(out_dtype or dtype))
     status = next((s for s in STATUSES[::-1] if s in set(rule.status)), "converged")
     wall = time.perf_counter() - start
     med = (lambda xs: float(np.median(xs)) if xs else 0.0)

@@ -631,9 +631,7 @@ def _run(As, Bs, C, D, ref, io, opts, rng, dims, *, tol, atol, max_iter, machine
         rels[-1] = (float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
                     else (0.0 if np.all(e == 0) else math.inf))
     D_true = _mul_pow2(Dout, frame.E)
-    with np.errstate(divide="ignore"):
-        rule.out_of_range(np.log2(_maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy()) + E,
-                          torch.finfo(io.out_torch))
+    rule.out_of_range(_maxabs(Dout).reshape(-1).to(torch.float64).cpu().numpy(), torch.finfo(io.out_torch), E)
     st = next((s for s in STATUSES[::-1] if s in set(status)), "converged")
     fpr = (d + dp) * n_prime if machines > 1 else 0
     return Result(D=_out(io, D_true), iterations=ell, converged=st == "converged", status=st,

@@ -197,10 +197,12 @@ class StopRule:
         for i in np.flatnonzero(~self.done):
             out[i] = D[i]
 
-    def out_of_range(self, log2_max, finfo) -> None:
-        """A ``converged`` instance whose largest |D| entry (``log2_max``: its log2 in the caller's true
-        scale; -inf for D = 0) overflows or underflows the output dtype (``finfo``) is ``out_of_range``."""
-        L = np.asarray(log2_max, dtype=np.float64)
+    def out_of_range(self, maxabs, finfo, log2_scale=0) -> None:
+        """A ``converged`` instance whose largest |D| entry (``maxabs`` per instance, times 2**``log2_scale``
+        when the caller iterates in a rescaled frame) overflows or underflows the output dtype (``finfo``)
+        is ``out_of_range``; D = 0 never is."""
+        with np.errstate(divide="ignore"):
+            L = np.log2(np.asarray(maxabs, dtype=np.float64)) + log2_scale
         oor = (L > -np.inf) & ((L >= math.log2(finfo.max)) | (L < math.log2(finfo.tiny)))
         self.status[oor & (self.status == "converged")] = "out_of_range"
 
