@@ -31,7 +31,7 @@ def test_ablation_configs_change_one_thing():
         ablations.SKETCHED[1].config(config.get("paper").training("unconstrained"))
     with pytest.raises(ValueError, match="key"):
         ablations.ablation("r5")
-    assert ablations.ablation("r8").model == {"r": 8}
+    assert ablations.ablation("r8").knobs == {"r": 8} and ablations.ablation("noise").knobs == {"noise_var": 0.01}
 
 
 def test_an_ablation_is_a_reading_of_the_paper_exactly_when_it_keeps_every_stated_value():

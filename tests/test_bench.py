@@ -4,6 +4,7 @@ set-up, and `python -m eaglebook.bench real --matrix FILE.mtx --json out.json`."
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,12 +64,16 @@ def test_table2_problem_finds_a_full_rank_block():
     assert len(set(P["rows"])) == 15 and len(set(P["cols"])) == 15
 
 
-def test_illc1850_is_found_or_reported():
+def test_illc1850_ships_as_matrix_market_with_its_source():
+    """HB/illc1850 is the package's own Matrix Market file (not SciPy's private test data)."""
+    p = realdata.illc1850_path()
+    assert p.suffix == ".mtx" and p.is_file() and "site-packages/scipy" not in str(p)
+    head = p.read_text().splitlines()[:6]
+    assert head[0].startswith("%%MatrixMarket") and any("SuiteSparse" in h for h in head)
     M = realdata.illc1850()
-    if realdata.illc1850_path() is None:
-        assert M is None
-    else:
-        assert M.shape == (1850, 712) and M.nnz > 0
+    assert M.shape == (1850, 712) and M.nnz == 8636
+    src = (Path(realdata.__file__)).read_text()
+    assert "propack_test_data" not in src and "pickle" not in src
 
 
 def test_ablation_distributions_have_full_rank_A():

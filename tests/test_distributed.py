@@ -64,12 +64,14 @@ def test_serial_transport_equals_the_simulation(problem):
     assert ser.status == "converged" and ser.rel_error[-1] < 1e-10 and ser.checks >= 1
     assert_same_run(ser, sim, 1e-13)
     assert np.abs(ser.D - simulated_D(Ab, Bb, C, ser.iterations)).max() <= 1e-13 * np.abs(ser.D).max()
-    # one all_reduce per round; gathers: the column counts, each spectral check, the consistency test
-    assert ser.collectives == ser.iterations + ser.gathers == ser.iterations + 1 + ser.checks + 1
+    # one all_reduce per round; one gather at the start (column counts, frame exponents), one reduction for the
+    # test column, one small reduction per check; no block is gathered
+    assert ser.gathers == 1 and ser.collectives == ser.iterations + 1 + 1 + ser.checks
     d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
     assert ser.floats_per_round == (d + dp) * n_prime == sim.floats_per_round
+    assert ser.test_floats_per_round == d + dp == sim.test_floats_per_round
     assert ser.header_floats == dd.header_floats(3) == 2 * 3 + 1
-    assert ser.payload_bytes_per_round == 8 * ((d + dp) * n_prime + ser.header_floats)
+    assert ser.payload_bytes_per_round == 8 * ((d + dp) * (n_prime + 1) + ser.header_floats)
 
 
 @pytest.mark.parametrize("kw", [dict(max_iter=5), dict(rho="power", max_iter=40), dict(rho="exact"),
@@ -151,10 +153,10 @@ def test_run_local_equals_the_simulation(problem, private_tmp):
     assert_same_run(res, eaglebook.solve_distributed(Ab, Bb, C, reference=ref), 1e-12)
     assert res.rel_error[-1] < 1e-10
     d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
-    assert res.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.header_floats(3))
-    # the gathers (column counts, spectral checks, consistency) carry each process's blocks, apart from the rounds
-    assert res.gathers == 1 + res.checks + 1 and res.collectives == res.iterations + res.gathers
-    assert all(g >= 8 * (Ab[mu].size + Bb[mu].size) for mu, g in enumerate(res.gather_bytes))
+    assert res.payload_bytes_per_round == 8 * ((d + dp) * (n_prime + 1) + dd.header_floats(3))
+    # no block travels: the gather at the start carries a column count and two exponents per process
+    assert res.gathers == 1 and res.collectives == res.iterations + 2 + res.checks
+    assert all(g <= 8 * 3 for g in res.gather_bytes)
     assert len(res.wire_bytes_per_round) == 3 and all(w > 0 for w in res.wire_bytes_per_round)
     # a ring all-reduce sends about 2(M−1)/M payloads per process; a few hundred bytes of framing on top
     assert all(w < 4 * res.payload_bytes_per_round for w in res.wire_bytes_per_round)
@@ -162,14 +164,22 @@ def test_run_local_equals_the_simulation(problem, private_tmp):
     assert list(private_tmp.iterdir()) == []
 
 
-def test_without_the_spectral_check_nothing_is_gathered(problem, private_tmp):
+def test_certify_none_sends_the_rounds_only_and_svd_gathers_the_blocks(problem, private_tmp):
     Ab, Bb, C, ref = problem
-    res = dd.run_local(Ab, Bb, C, reference=ref, timeout=60, spectral_check=False)
-    ser = dd.solve_serial(Ab, Bb, C, reference=ref, spectral_check=False)
+    res = dd.run_local(Ab, Bb, C, reference=ref, timeout=60, certify="none")
+    ser = dd.solve_serial(Ab, Bb, C, reference=ref, certify="none")
     assert res.gathers == ser.gathers == 1                   # the column counts at the start, nothing else
     assert (res.iterations, res.status) == (ser.iterations, ser.status) == (ser.iterations, "converged")
-    assert res.rel_error[-1] < 1e-10 and res.collectives == res.iterations + 1
+    assert res.rel_error[-1] < 1e-10 and res.collectives == res.iterations + 1 and res.test_floats_per_round == 0
+    d, dp, n_prime = C.shape[0], Bb[0].shape[0], C.shape[1]
+    assert res.payload_bytes_per_round == 8 * ((d + dp) * n_prime + dd.header_floats(3))   # the paper's budget
     assert all(g <= 8 * 3 for g in res.gather_bytes)
+    # certify="svd": each check and the consistency test at the end gather every process's blocks
+    svd = dd.run_local(Ab, Bb, C, reference=ref, timeout=60, certify="svd")
+    sim = eaglebook.solve_distributed(Ab, Bb, C, reference=ref, certify="svd")
+    assert_same_run(svd, sim, 1e-12)
+    assert svd.gathers == 1 + svd.checks + 1 and svd.collectives == svd.iterations + svd.gathers
+    assert all(g >= 8 * (Ab[mu].size + Bb[mu].size) for mu, g in enumerate(svd.gather_bytes))
 
 
 def _fault_run(problem, fault, **kw):

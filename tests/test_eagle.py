@@ -459,3 +459,32 @@ def test_distributed_slow_consensus_is_not_called_a_stall():
     res = E.solve_distributed(list(z["A"]), list(z["B"]), z["C"], reference=z["D"], max_iter=200)
     assert res.status == "max_iter" and res.iterations == 200
     assert np.all(np.diff(res.rel_error[68:]) < 0) and res.rel_error[-1] < 0.7 * res.rel_error[68]   # still falling
+
+
+def test_steps_above_a_third_are_certified_without_counting_growth_that_is_not_certain():
+    """η ρσ² > 1/3 makes the A-update's singular-value map non-monotone: the stopping rule must not stop at the
+    rcond cut-off as if the order of the directions were kept (it did: full-rank κ = 1e2 problems at η = 0.745
+    ended rank_deficient at 4e-5 relative error), and the growth it counts is a lower bound."""
+    import math
+    import numpy as np
+    import torch
+    import eaglebook
+    from eaglebook import tasks
+    from eaglebook.solver.norms import MONOTONE_GROWTH, growth_log
+    x = torch.tensor([0.0, 0.2, 1 / 3, 0.5, 0.745], dtype=torch.float64)
+    g = growth_log(x).numpy()
+    assert g[0] == 0 and abs(g[2] - MONOTONE_GROWTH) < 1e-12 and np.all(np.diff(g) > 0)
+    for xv, gv in zip(x.tolist()[3:], g[3:]):   # the map's peak bounds the new largest singular value
+        t = np.linspace(0, 1, 100001)
+        peak = np.max(t * (1 - xv * t ** 2))
+        assert gv <= math.log(1 / peak) + 1e-9
+    rng = np.random.default_rng(0)
+    best = []
+    for _ in range(8):
+        A, B, C, D = tasks.make_problem(15, 15, rank=15, kappa=1e2, rng=rng)
+        r = eaglebook.solve(A, B, C, eta=0.745, gamma=0.447, rho="exact", max_iter=200, tol=1e-300, reference=D)
+        best.append(r.rel_error.min())
+        assert r.status != "converged" or r.rel_error[-1] < 1e-12        # never a wrong D called converged
+        r = eaglebook.solve(A, B, C, eta=0.517, gamma=1.55, reference=D)
+        assert r.status == "converged" and r.rel_error[-1] < 1e-12
+    assert np.median(best) < 1e-12      # (stopping at the cut-off left a median of 4e-5)

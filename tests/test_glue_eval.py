@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from eaglebook import report
+from eaglebook import glue as glue_module
 from eaglebook._toolchain import glue_eval
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,10 +41,10 @@ def _glue_text(key, fmt):
 
 @pytest.fixture
 def glued(monkeypatch):
-    monkeypatch.setattr(report, "_GLUED", {})
+    monkeypatch.setattr(glue_module, "_GLUED", {})
     for k, v in VALUES.items():
         report.glue(k, v)
-    return report._GLUED
+    return glue_module._GLUED
 
 
 def test_G_formats_a_glued_value_and_shows_it_without_quotes(glued):

@@ -56,7 +56,10 @@ def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
     make = (REPO / "Makefile").read_text()
     book = re.search(r"^book:.*\n((?:\t.*\n)+)", make, re.M).group(1)   # the recipe of `make book`
     assert re.search(r"^\tTQDM_DISABLE=1 \$\(BIN\)/jupyter-book build", book, re.M)
-    assert re.search(r"^\tTQDM_DISABLE=1 \$\(BIN\)/python -m eaglebook.variants", book, re.M)
+    # the regime pages come from the build itself (variant_pages), first of the extensions; not a second time
+    assert "eaglebook.variants" not in book
+    exts = re.search(r"^  extra_extensions:\n((?:    - .*\n)+)", cfg, re.M).group(1)
+    assert exts.split("\n")[0].split("#")[0].strip() == "- eaglebook._toolchain.variant_pages"
     # TQDM_DISABLE=1 silences the package's progress bars (training.py uses tqdm.auto) and nothing else
     code = ("import sys, warnings\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='bar-shown'): pass\n"
             "warnings.warn('warning-shown')\n")
@@ -142,6 +145,125 @@ def test_check_html_catches_each_fault_and_passes_a_good_page(site, tmp_path):
     assert re.search(r"^check-html: 1 passed, 6 failed$", text, re.M), text      # index.html passes
 
 
+# ---- make check-html on a small Jupyter Book: content wider than its column, bare return values -----------
+
+def test_bare_number_recognises_numbers_and_nothing_else():
+    for text in ["1.8907248475522083e-14", "10.0", "-3", "np.float64(0.0033)", "(1.0, 2.5e-3)", "[1, 2, 3]",
+                 "array([1., 2., nan])", "array([[1.0e+00, 2.0e-03],\n       [3.0e+00, 4.0e+00]])", "np.int64(7)",
+                 "tensor(0.5000, dtype=torch.float64)", "(np.float64(1.0), np.float64(2.0))", "-inf", "(1+2j)",
+                 "Fraction(1, 3)", "[0, 1, ..., 9]"]:
+        assert check_html.bare_number(text), text
+    for text in ["", "'done'", "<Figure size 640x480 with 1 Axes>", "Text(0.5, 1.0, 'title')", "True", "None",
+                 "[<matplotlib.lines.Line2D at 0x7f3a>]", "{'a': 1}", "SolveResult(D=array([1.]), iterations=3)",
+                 "array([], dtype=float64)", "12 iterations", "x = 1"]:
+        assert not check_html.bare_number(text), text
+
+
+def _nb(*cells):
+    nb = nbformat.v4.new_notebook(cells=list(cells))
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def _code(source, *outputs):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = list(outputs)
+    return cell
+
+
+def _result(text):          # a cell's value (what a cell without ';' leaves)
+    return nbformat.v4.new_output("execute_result", data={"text/plain": text}, execution_count=1)
+
+
+def _printed(text):
+    return nbformat.v4.new_output("stream", name="stdout", text=text)
+
+
+def _markdown(text):        # IPython.display.Markdown, as the chapters show their tables
+    return nbformat.v4.new_output("display_data", data={"text/markdown": text,
+                                                        "text/plain": "<IPython.core.display.Markdown object>"})
+
+
+def _table(columns, header="column"):
+    return ("| " + " | ".join(f"{header} {i}" for i in range(columns)) + " |\n" + "|---" * columns + "|\n"
+            + "| " + " | ".join("1.234e-05" for _ in range(columns)) + " |\n")
+
+
+WIDE_EQUATION = (r"X = " + " + ".join(rf"A_{{{i}}} B_{{{i}}}^\top C_{{{i}}}" for i in range(40)))
+
+
+@pytest.fixture(scope="module")
+def small_book(tmp_path_factory):
+    """A Jupyter Book (this book's theme and settings, outputs stored, nothing executed) with one planted fault
+    per page, and a clean page that has what may stay: narrow tables and equations, wide code, printed numbers."""
+    root = tmp_path_factory.mktemp("small-book")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: clean\nchapters:\n"
+                                   + "".join(f"  - file: {n}\n" for n in ("table", "equation", "bare", "block")))
+    (root / "_config.yml").write_text(
+        "title: planted\nexecute:\n  execute_notebooks: 'off'\nparse:\n  myst_enable_extensions: [amsmath, dollarmath]\n"
+        "sphinx:\n  extra_extensions: [eaglebook._toolchain.mathjax_offline]\n"
+        "  config:\n    nb_merge_streams: true\n    nb_render_markdown_format: myst\n")
+    nbformat.write(_nb(
+        nbformat.v4.new_markdown_cell("# Clean\n\nInline $x_1$ and a numbered equation\n\n```{math}\n:label: eq-ok\n"
+                                      "\\hat D = B A^\\dagger C\n```\n\n" + _table(3)),
+        _code("x = 1.8907248475522083e-14\nprint(x)", _printed("1.8907248475522083e-14\n10.0\n")),
+        _code("s = '" + "long source line " * 40 + "'", _printed("printed " * 120 + "\n")),
+        _code("Markdown(table)", _markdown(_table(4))),
+        _code("'a string value'", _result("'a string value'")),
+        _code("fig;")), root / "clean.ipynb")
+    nbformat.write(_nb(nbformat.v4.new_markdown_cell("# Table"),
+                       _code("Markdown(fidelity)", _markdown(_table(30, "fidelity")))), root / "table.ipynb")
+    (root / "equation.md").write_text("# Equation\n\n```{math}\n:label: eq-wide\n" + WIDE_EQUATION + "\n```\n")
+    nbformat.write(_nb(nbformat.v4.new_markdown_cell("# Bare"),
+                       _code("err = 1.8907248475522083e-14\nerr", _result("1.8907248475522083e-14")),
+                       _code("rng.random()\nnp.float64(0.0033)", _result("np.float64(0.0033)")),
+                       _code("10.0, 2.5e-3", _result("(10.0, 0.0025)")),
+                       _code("print(10.0)", _printed("10.0\n"))), root / "bare.ipynb")
+    (root / "block.md").write_text("# Block\n\n<div style='width: 1500px'>a raw block, 1500 px wide</div>\n")
+    r = subprocess.run([str(BIN / "jupyter-book"), "build", str(root), "-W", "-n"], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return root / "_build" / "html"
+
+
+@needs_chromium
+def test_check_html_fails_on_wide_tables_equations_blocks_and_bare_numbers(small_book, tmp_path):
+    with browser.chromium() as drv:
+        reports = {p.name: check_html.check_page(drv, small_book, p, tmp_path) for p in check_html.pages(small_book)}
+    problems = {name: rep.problems for name, rep in reports.items()}
+    for name in ("clean.html", "index.html", "genindex.html", "search.html"):   # index.html: the redirect
+        assert problems[name] == [], f"{name}: {problems[name]}"
+    assert reports["clean.html"].math >= 2
+
+    [table] = problems["table.html"]
+    assert "wider than the article column (article.bd-article" in table
+    assert 'table (30 columns: "fidelity 0 | fidelity 1' in table and "code cell 1 of 1" in table
+    m = re.search(r"scrolls sideways: content (\d+) px wide in a (\d+)-px box", table)
+    assert m and int(m[1]) > 2 * int(m[2]), table
+
+    [eq] = problems["equation.html"]                             # numbered after the clean page's (1)
+    assert "display equation (2) #equation-eq-wide" in eq and "section #equation" in eq, eq
+    m = re.search(r"content (\d+) px wide in a (\d+)-px box", eq)
+    assert m and int(m[1]) > 2 * int(m[2]), eq
+
+    bare = problems["bare.html"]
+    assert len(bare) == 3, bare                                    # the printed 10.0 passes
+    for i, (value, last) in enumerate([("'1.8907248475522083e-14'", "'err'"),
+                                       ("'np.float64(0.0033)'", "'np.float64(0.0033)'"),
+                                       ("'(10.0, 0.0025)'", "'10.0, 2.5e-3'")]):
+        assert bare[i].startswith(f"bare return value under a code cell [section #bare, code cell {i + 1} of 4; "
+                                  f"its last line {last}]: {value}"), bare[i]
+
+    block = problems["block.html"]
+    assert any('block "a raw block, 1500 px wide" [div; section #block] sticks out of the column: 1500 px wide'
+               in p for p in block), block
+    assert any(p.startswith("page wider than the 1280 px viewport") for p in block), block
+
+    out = io.StringIO()
+    assert check_html.check(small_book, tmp_path / "shots", out=out) == 1
+    assert re.search(r"^check-html: 5 passed, 4 failed$", out.getvalue(), re.M), out.getvalue()
+
+
 # ---- JupyterLab ----------------------------------------------------------------------------------------
 
 def test_lab_check_reads_raw_myst_and_unrendered_glue():
@@ -211,6 +333,7 @@ def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
     copy = tmp_path / "book" / "01_task.md"
     shutil.copy(src, copy)
     shutil.copy(REPO / "book" / "jupytext.toml", tmp_path / "book" / "jupytext.toml")
+    shutil.copy(REPO / "_toc.yml", tmp_path / "_toc.yml")     # papermill reads a book's chapters (its toc lists them)
     monkeypatch.setenv("EAGLEBOOK_PROFILE", "ci")
     with lab_server.jupyter(tmp_path, app="server") as srv:
         model = srv.api("GET", "/api/contents/book/01_task.md?type=notebook&content=1")

@@ -242,7 +242,7 @@ def ledger(chapter="99_x", profile="ci", **kw):
 
 
 def compare(led, key, ours, **kw):
-    return led.record(led.declare(key, **{"what": "w", **kw}), ours)
+    return led.record(led.declare(key, **{"what": "w", "claim": "final-mse", **kw}), ours)
 
 
 def test_check_asserts_and_records(claims):
@@ -280,12 +280,14 @@ def test_a_comparison_must_be_declared_before_its_value(claims):
     led = ledger()
     with pytest.raises(ValueError, match="not declared"):
         led.record("c", 1.0)
-    d = led.declare("c", what="w", criterion=report.at_most(1))
+    d = led.declare("c", what="w", criterion=report.at_most(1), claim="prune")
     led.record(d, 0.5)
     with pytest.raises(ValueError, match="declare it before"):
-        led.declare("c", what="w", criterion=report.at_most(1))
+        led.declare("c", what="w", criterion=report.at_most(1), claim="prune")
     with pytest.raises(ValueError, match="declared"):
-        led.declare("c2", what="w", criterion=report.at_most(1), declared="whenever")
+        led.declare("c2", what="w", criterion=report.at_most(1), declared="whenever", claim="prune")
+    with pytest.raises(ValueError, match="unknown paper claim 'nope'; known claims: final-mse"):
+        led.declare("c3", what="w", criterion=report.at_most(1), claim="nope")
 
 
 def test_outlier_dominated_statistics_get_no_verdict_unless_the_paper_uses_them(claims):
@@ -295,10 +297,12 @@ def test_outlier_dominated_statistics_get_no_verdict_unless_the_paper_uses_them(
     after = report.after_run("v0.2.0, 2026-12-01")
     compare(led, "median_ratio", 1.1, criterion=report.in_range(0.5, 2), declared=after)
     md = report.comparisons_table(report.load_ledgers("ci"))
-    assert "*not judged* (outlier-dominated)" in md and "*reproduced* (outlier-dominated)" in md
-    assert "after the run (v0.2.0, 2026-12-01)" in md and "| in advance |" in md
-    assert report.verdict_counts(report.load_ledgers("ci")) == {"reproduced": 2, "partly": 0, "not reproduced": 0,
-                                                                "not judged": 1}
+    assert "*not judged: outlier-dominated*" in md and "(an outlier-dominated statistic: the paper's own)" in md
+    assert "declared after the run (v0.2.0, 2026-12-01)" in md and "declared in advance" in md
+    # the tally counts claims, not rows: three evidence rows of one claim give no claim a verdict
+    counts = report.verdict_counts(report.load_ledgers("ci"))
+    assert counts["reproduced"] == counts["partly"] == counts["not reproduced"] == counts["not judged"] == 0
+    assert counts["not run"] == len([c for c in report.CLAIMS if c.kind == "paper"])
 
 
 def test_scorecard_tables(claims):
@@ -306,7 +310,7 @@ def test_scorecard_tables(claims):
     compare(led, "c1", 2e-3, paper=1e-3, criterion=report.within_factor(3), what="MSE | final")
     led.check("k1", 1.0, lower=0.0, what="x")
     md = report.comparisons_table(report.load_ledgers("ci"), link=True)
-    assert "**reproduced**" in md and "MSE \\| final" in md
+    assert "*reproduced*" in md and "MSE \\| final" in md and "evidence for *final-mse*, not counted" in md
     assert "| yes |" in report.checks_table(report.load_ledgers("ci"))
     assert "No paper comparison" in report.comparisons_table([])
 
@@ -353,3 +357,110 @@ def test_variants_keep_their_own_files_and_duplicate_keys_show_once(claims):
     assert {led.variant for led in leds} == {"sketched", "unconstrained"}
     md = report.comparisons_table(leds)
     assert md.count("c_shared") == 1 and "c_sk" in md
+
+
+# ---- the scorecard counts claims; headline rows give the verdict; evidence never counts ----------------
+
+def test_the_tally_counts_claims_and_a_multi_part_claim_takes_its_weakest_part(claims):
+    led = ledger("03_t")
+    for part, v in (("unconstrained", 1.1e-3), ("distributed", 2.5e-3), ("sketched", 9e-3)):
+        compare(led, f"h_{part}", v, paper=1e-3, criterion=report.within_factor(3, partly=10), claim="final-mse",
+                role="headline", part=part)
+        compare(led, f"e_{part}", 1e-3, paper=1e-3, criterion=report.within_factor(3), claim="final-mse")  # evidence
+    compare(led, "prune_h", 1.1, criterion=report.in_range(0.5, 2), claim="prune", role="headline")
+    leds = report.load_ledgers("ci")
+    res = {r.claim.id: r for r in report.claim_results(leds)}
+    assert res["final-mse"].verdict == "partly" and "weakest of its 3 parts" in res["final-mse"].why
+    assert len(res["final-mse"].evidence) == 3 and res["prune"].verdict == "reproduced"
+    counts = report.verdict_counts(leds)
+    assert counts["partly"] == 1 and counts["reproduced"] == 1 and counts["not reproduced"] == 0
+    md = report.claims_table(leds)
+    assert md.count("\n") == len([c for c in report.CLAIMS if c.kind == "paper"]) + 1   # one row per claim
+    assert "unconstrained: 0.0011 (reproduced)" in md and "sketched: 0.009 (partly)" in md
+
+
+def test_headline_rows_are_validated(claims):
+    led = ledger()
+    with pytest.raises(ValueError, match="needs part= one of unconstrained, distributed, sketched"):
+        led.declare("x", what="w", criterion=report.at_most(1), claim="final-mse", role="headline")
+    with pytest.raises(ValueError, match="has no parts"):
+        led.declare("x", what="w", criterion=report.at_most(1), claim="prune", role="headline", part="sketched")
+    with pytest.raises(ValueError, match="secondary summary"):
+        led.declare("x", what="w", criterion=report.at_most(1), claim="s-randsketch", role="headline")
+    with pytest.raises(ValueError, match="role='main'"):
+        led.declare("x", what="w", criterion=report.at_most(1), claim="prune", role="main")
+    compare(led, "a", 1.0, criterion=report.at_most(2), claim="prune", role="headline")
+    compare(ledger("05_other"), "b", 1.0, criterion=report.at_most(2), claim="prune", role="headline")
+    with pytest.raises(ValueError, match="two headline rows"):
+        report.claim_results(report.load_ledgers("ci"))
+
+
+def test_a_different_setting_is_not_judged_and_a_superseded_row_stays_visible(claims):
+    led = ledger()
+    v = compare(led, "t2", 0.5, paper=0.63, criterion=report.at_most(1), claim="table2", role="headline",
+                setting="one SuiteSparse matrix on one CPU thread (the paper: seven matrices on a GPU)")
+    assert v == report.NOT_JUDGED and led.comparisons["t2"]["why"] == "different setting"
+    assert led.comparisons["t2"]["criterion_verdict"] == "reproduced"
+    compare(led, "old", 5.0, paper=2.76, criterion=report.within_factor(1.5, partly=3), claim="theorem1-kappa")
+    compare(led, "new", 5.6, paper=5.68, criterion=report.within_factor(1.5), claim="theorem1-kappa",
+            role="headline", supersedes="old", declared=report.after_run("v0.3.0"))
+    leds = report.load_ledgers("ci")
+    res = {r.claim.id: r for r in report.claim_results(leds)}
+    assert res["table2"].verdict == report.NOT_JUDGED and res["table2"].why == "different setting"
+    assert res["theorem1-kappa"].verdict == "reproduced"
+    md = report.comparisons_table(leds)
+    assert "superseded by `new` (after the run)" in md and "corrects `old`" in md
+    assert "(criterion alone: reproduced)" in md
+
+
+def test_claims_from_secondary_summaries_are_listed_apart(claims):
+    led = ledger()
+    compare(led, "rs", 1.5, paper=1 / 3, criterion=report.at_most(0.5), claim="s-randsketch")
+    leds = report.load_ledgers("ci")
+    assert all(r.claim.kind == "paper" for r in report.claim_results(leds))
+    md = report.secondary_table(leds)
+    assert "RandSketch+CG" in md and "not reproduced" in md and "`rs`" in md
+
+
+def test_every_claim_has_a_source_and_a_chapter():
+    chapters = set(report.toc_chapters())
+    for c in report.CLAIMS:
+        assert c.source and c.statement.endswith((".", ")")) and c.chapter in chapters, c
+
+
+# ---- timings: interleaved repeats, paired ratios, verdicts only beyond the spread ----------------------
+
+def test_interleaved_timing_rotates_the_order_and_records_the_machine():
+    from eaglebook import timing
+    calls = []
+    clock = iter(range(1000)).__next__
+    t = timing.interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, 3, warmup=1,
+                           clock=lambda: float(clock()))
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]       # warm-up, then A B, B A, A B
+    assert len(t.seconds["a"]) == 3 and t.before["cores"] >= 1 and "load" in t.after
+    with pytest.raises(ValueError, match="repeats"):
+        timing.interleaved({"a": lambda: None}, 0)
+
+
+def test_a_timing_verdict_needs_every_paired_ratio_on_one_side():
+    from eaglebook import timing
+    assert timing.ratio([1, 1, 1], [2, 2.1, 1.9], "x", "y").verdict == "x faster"
+    assert timing.ratio([2, 2, 2], [1, 1, 1], "x", "y").verdict == "y faster"
+    r = timing.ratio([1, 1.2, 0.9], [1, 1, 1], "x", "y")
+    assert r.verdict == timing.WITHIN_NOISE and not r.decided and r.text(".2g") == "1× (0.9–1.2 over 3 repeats)"
+    assert timing.ratio([1.02, 1.03, 1.04], [1, 1, 1]).verdict == timing.WITHIN_NOISE   # every repeat agrees, by < 5%
+    assert timing.ratio([1], [2]).verdict.startswith(timing.WITHIN_NOISE)
+    with pytest.raises(ValueError, match="same number"):
+        timing.ratio([1, 2], [1])
+
+
+def test_a_timing_ratio_inside_its_spread_is_not_judged(claims):
+    from eaglebook import timing
+    led = ledger()
+    r = timing.ratio([1.0, 0.7, 1.1], [1.0, 1.0, 1.0], "frozen", "plain")
+    d = led.declare("t2", what="w", criterion=report.at_most(0.9, partly=1.0), claim="freeze-time", role="headline")
+    assert led.record(d, r.median, timing=r) == report.NOT_JUDGED and led.comparisons["t2"]["why"] == "within noise"
+    fast = timing.ratio([0.5, 0.6, 0.55], [1.0, 1.0, 1.0])
+    d3 = led.declare("t3", what="w", criterion=report.at_most(0.9), claim="freeze-rounds", role="headline")
+    assert led.record(d3, fast.median, timing=fast) == "reproduced"
+    assert "0.5–0.6, 3 repeats" in report.comparisons_table(report.load_ledgers("ci"))

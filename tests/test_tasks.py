@@ -169,7 +169,9 @@ def test_papermill_rejects_an_unknown_parameter(tmp_path):
     import subprocess
     import sys
     from pathlib import Path
-    md = tmp_path / "chapter.md"
+    md = tmp_path / "book" / "01_chapter.md"       # a chapter of a book: listed in the book's _toc.yml
+    md.parent.mkdir()
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/01_chapter\n")
     md.write_text("---\njupytext:\n  formats: md:myst\n  text_representation:\n    extension: .md\n"
                   "    format_name: myst\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n\n```{code-cell} ipython3\n:tags: [parameters]\n"
                   "profile = None\nseed = 0\n```\n\n```{code-cell} ipython3\nprint(seed)\n```\n")

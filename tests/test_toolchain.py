@@ -142,3 +142,71 @@ def test_bad_regime_fails_early_naming_it(tmp_path, chapter):
     assert r.returncode != 0
     assert "regime='dense' is not valid; allowed values: 'unconstrained', 'distributed', 'sketched'" in r.stderr + out.read_text()
     assert 0 <= _error_cell(out) <= 2
+
+
+# ---- `jupyter-book build .` generates chapter 4's regime pages itself ------------------------------------
+
+class _App:                        # what the extension reads of a Sphinx application
+    def __init__(self, srcdir, outdir):
+        self.srcdir, self.outdir = str(srcdir), str(outdir)
+        self.config = type("Config", (), {"nb_execution_cache_path": ""})()
+
+
+def test_variant_pages_runs_the_variants_step_in_the_book_and_stops_a_failing_build(tmp_path, monkeypatch):
+    from sphinx.errors import ExtensionError
+
+    from eaglebook._toolchain import variant_pages
+
+    book = tmp_path / "repo"
+    (book / "book").mkdir(parents=True)
+    (book / "_toc.yml").write_text("root: book/index\n")
+    app = _App(book, book / "_build" / "html")
+    assert variant_pages.command(variant_pages._execution_cache(app))[1:] == [
+        "-m", "eaglebook.variants", "--execution-cache", str((book / "_build" / ".jupyter_cache").resolve())]
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    probe = ("import os, pathlib, sys; pathlib.Path('ran.txt').write_text(os.environ['TQDM_DISABLE'] + ' ' + "
+             "' '.join(sys.argv[1:]))")
+    monkeypatch.setattr(variant_pages, "command", lambda cache: [sys.executable, "-c", probe, str(cache)])
+    variant_pages._config_inited(app, app.config)
+    assert (book / "ran.txt").read_text() == f"1 {(book / '_build' / '.jupyter_cache').resolve()}"   # in the book, bars off
+    monkeypatch.setattr(variant_pages, "command", lambda cache: [sys.executable, "-c", "raise SystemExit(3)"])
+    with pytest.raises(ExtensionError, match=r"`python -m eaglebook.variants` exited with status 3"):
+        variant_pages._config_inited(app, app.config)
+    (book / "ran.txt").unlink()
+    elsewhere = _App(tmp_path, tmp_path / "_build" / "html")            # no _toc.yml + book/: not this book
+    variant_pages._config_inited(elsewhere, elsewhere.config)
+    assert not list(tmp_path.rglob("ran.txt"))
+
+
+def test_variants_empty_the_execution_cache_they_are_given(tmp_path):
+    from eaglebook import variants
+
+    cache = tmp_path / "out" / "_build" / ".jupyter_cache"
+    cache.mkdir(parents=True)
+    (cache / "global.db").write_text("x")
+    assert variants.refresh_execution_cache(tmp_path, log=lambda m: None, cache=cache)     # no stamp yet: stale
+    assert not cache.exists() and (cache.parent / ".eaglebook-code").is_file()
+    cache.mkdir()
+    assert not variants.refresh_execution_cache(tmp_path, log=lambda m: None, cache=cache)  # same code: kept
+    assert cache.exists() and not (tmp_path / "_build").exists()                          # the repo's own untouched
+
+
+def test_variant_pages_show_one_parameters_cell_and_map_their_figures():
+    from eaglebook import variants
+    fig = lambda name, drawn, tags=("hide-input",): {
+        "cell_type": "code", "source": "plot()", "metadata": {"tags": list(tags), "mystnb": {"figure": {"name": name}}},
+        "outputs": [{"output_type": "display_data", "data": {"image/png": "x"}}] if drawn else []}
+    nb = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": "(ch-extract)=\n# Reading"},
+        {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": 'regime = "unconstrained"', "outputs": []},
+        {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "source": '# Parameters\nregime = "sketched"\n',
+         "outputs": []},
+        fig("fig-a", True), fig("fig-b", False), fig("fig-c", True, ("hide-input", "regime-specific"))]}
+    nb = variants.figure_note(variants.relabel(variants.merge_parameters(nb), "sketched", "the sketched regime"),
+                              "04_extract", "sketched")
+    params = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1 and params[0]["source"] == 'regime = "sketched"'
+    assert not any("injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"])
+    note = nb["cells"][1]["source"]
+    assert "{numref}`fig-a-sketched` is {numref}`fig-a`" in note and "fig-b" not in note
+    assert "{numref}`fig-c-sketched` only this regime has" in note and "{ref}`the chapter <ch-extract>`" in note

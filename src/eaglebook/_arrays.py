@@ -8,24 +8,25 @@ that a bad input gets the same error everywhere and the solver needs no task or 
 * :func:`positive`, :func:`int_in`, :func:`is_number`, :func:`as_rng`: scalar arguments;
 * :func:`to_tensor`, :func:`prepare`, :func:`out`, :func:`check_batch`: NumPy in → NumPy out, torch in →
   torch out on its device, computed in float64 or float32;
-* :func:`machine_edges`, :func:`to_machines`, :func:`from_machines`, :func:`machine_blocks`,
-  :func:`common_layout`: the distributed layout, one place for "machine μ holds the μ-th contiguous
-  block of the n data columns and its own copy of the query columns".
+* :func:`machine_edges`, :func:`split_columns`, :func:`to_machines`, :func:`from_machines`,
+  :func:`machine_blocks`, :func:`common_layout`: the distributed layout, one place for "machine μ holds
+  the μ-th contiguous block of the n data columns and its own copy of the query columns".
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 __all__ = [
-    "Blocks", "check_shapes", "check_finite", "is_number", "positive", "int_in", "as_rng", "to_tensor",
-    "IO", "prepare", "out", "check_batch", "machine_edges", "to_machines", "from_machines", "machine_blocks",
-    "common_layout",
+    "Blocks", "check_shapes", "check_finite", "is_number", "positive", "int_in", "as_rng", "to_tensor", "densify",
+    "IO", "prepare", "out", "check_batch", "machine_edges", "split_columns", "to_machines", "from_machines",
+    "machine_blocks", "common_layout",
 ]
 
 
@@ -96,21 +97,48 @@ def as_rng(seed, name: str = "seed") -> np.random.Generator:
 
 
 # ---------------------------------------------------------------------------------------------- arrays
-def to_tensor(name: str, x) -> torch.Tensor:
-    """A real, non-empty torch tensor of at least 2 dimensions (no copy when possible)."""
+def densify(name: str, x):
+    """A dense NumPy array or torch tensor for the sparse inputs the solvers accept, else ``x`` itself."""
+    if isinstance(x, torch.Tensor):
+        return x.to_dense() if x.layout != torch.strided else x
+    if hasattr(x, "toarray") and hasattr(x, "nnz"):                     # scipy.sparse matrix or array
+        return x.toarray()
+    if hasattr(x, "matmat") and hasattr(x, "rmatvec") and hasattr(x, "shape"):   # a LinearOperator
+        m, n = x.shape
+        dtype = np.dtype(x.dtype) if getattr(x, "dtype", None) is not None else np.dtype(np.float64)
+        if dtype.kind not in "biuf":
+            raise ValueError(f"argument {name} is a LinearOperator of dtype {dtype}; need a real one")
+        return np.asarray(x.matmat(np.eye(n, dtype=np.float64)))       # n products with the operator
+    return x
+
+
+def to_tensor(name: str, x, *, allow_grad: bool = False) -> torch.Tensor:
+    """A real, non-empty torch tensor of at least 2 dimensions (no copy when possible).
+
+    Sparse inputs are densified (``scipy.sparse`` matrices and arrays, torch sparse tensors, and
+    ``scipy.sparse.linalg.LinearOperator``, the last by n products with the identity).  A tensor that
+    requires grad is refused unless ``allow_grad``."""
+    x = densify(name, x)
     if isinstance(x, torch.Tensor):
         t = x
+        if t.requires_grad and not allow_grad:
+            raise ValueError(f"argument {name} requires grad: the solvers do not differentiate through their "
+                             f"iterations (the stopping rule and the rescaling are not differentiable); pass "
+                             f"{name}.detach()")
     else:
         try:
             a = np.asarray(x)
         except Exception as e:  # ragged lists etc.
             raise ValueError(f"argument {name} is not an array: {e}") from None
         if a.dtype == object or a.dtype.kind not in "biuf":
-            raise ValueError(f"argument {name} must be a real numeric array, got dtype {a.dtype}")
+            raise ValueError(f"argument {name} must be a real numeric array (NumPy, torch, scipy.sparse or a "
+                             f"LinearOperator), got {type(x).__name__} of dtype {a.dtype}")
         if a.dtype.kind == "f" and a.dtype.itemsize > 8:
             raise ValueError(f"argument {name} has dtype {a.dtype}, which torch cannot hold: "
                              "convert it with .astype(np.float64)")
-        t = torch.from_numpy(np.ascontiguousarray(a))
+        with warnings.catch_warnings():   # a read-only array (a broadcast view, np.load(mmap_mode="r")):
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable", UserWarning)
+            t = torch.from_numpy(np.ascontiguousarray(a))     # the solvers never write to their inputs
     if t.is_complex():
         raise ValueError(f"argument {name} must be real, got dtype {t.dtype}")
     if t.ndim < 2:
@@ -129,14 +157,15 @@ class IO(NamedTuple):
     device: torch.device
 
 
-def prepare(named: dict, extra: dict | None = None) -> tuple[dict, IO]:
+def prepare(named: dict, extra: dict | None = None, *, allow_grad: bool = False) -> tuple[dict, IO]:
     """Convert the named inputs to torch on a common device and compute dtype (float64 or float32).
 
     ``extra`` inputs (e.g. a reference solution) are converted and checked too, in float64, but do not
-    take part in choosing the array type, dtype or device of the results.
+    take part in choosing the array type, dtype or device of the results.  Sparse inputs are densified
+    (:func:`to_tensor`); torch sparse input counts as torch (the results are dense torch tensors).
     """
     any_torch = any(isinstance(x, torch.Tensor) for x in named.values())
-    ts = {k: to_tensor(k, v) for k, v in named.items()}
+    ts = {k: to_tensor(k, v, allow_grad=allow_grad) for k, v in named.items()}
     devices = {t.device for k, t in ts.items() if isinstance(named[k], torch.Tensor)}
     if len(devices) > 1:
         raise ValueError(f"arguments {', '.join(named)} are on different devices: {sorted(map(str, devices))}")
@@ -185,6 +214,20 @@ def machine_edges(n: int, machines: int) -> np.ndarray:
     """
     int_in("machines", machines, 1, n)
     return np.linspace(0, n, machines + 1).round().astype(int)
+
+
+def split_columns(A, B, machines: int) -> tuple[list, list]:
+    """Split the n columns of A and B into ``machines`` contiguous blocks (:func:`machine_edges`): the
+    per-machine lists ``(A_blocks, B_blocks)`` that :func:`eaglebook.solve_distributed` takes.  NumPy arrays
+    and torch tensors are sliced (views); anything else is converted to a NumPy array first."""
+    A = A if isinstance(A, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("A", A))
+    B = B if isinstance(B, (np.ndarray, torch.Tensor)) else np.asarray(to_tensor("B", B))
+    n = A.shape[-1]
+    edges = machine_edges(n, machines)
+    if B.shape[-1] != n:
+        raise ValueError(f"argument B has {B.shape[-1]} columns but A has {n}")
+    return ([A[..., a:b] for a, b in zip(edges[:-1], edges[1:])],
+            [B[..., a:b] for a, b in zip(edges[:-1], edges[1:])])
 
 
 def to_machines(X, machines: int):

@@ -1,9 +1,11 @@
 """What did not reproduce, and why (chapter 9): the sketched-regime ablations, the heavy tail of the
 held-out error, and the training-side ablations (noise, head pruning over seeds).
 
-* :data:`SKETCHED` lists the one-change ablations of the sketched regime; :meth:`Ablation.config` turns
-  one into the :class:`~eaglebook.config.TrainConfig` to train (the cache key is that config's hash, so
-  every trained ablation accumulates in the cache from one sitting to the next).
+* :data:`SKETCHED` lists the one-change ablations of the sketched regime and :data:`NOISE` the noise
+  ablation, each a named set of knob overrides (:data:`eaglebook.config.KNOBS`: the same settings a
+  chapter takes as parameters); :meth:`Ablation.config` turns one into the
+  :class:`~eaglebook.config.TrainConfig` to train (the cache key is that config's hash, so every trained
+  ablation accumulates in the cache from one sitting to the next).
 * :func:`rel_diff_definitions` computes the paper's Fig. 4 relative difference between the rescaled
   W_QK and W_VP sketch blocks under several readings of its definition; :func:`sketch_stats` collects,
   for one trained sketched model, everything an ablation reports.
@@ -18,13 +20,13 @@ Pure functions of trained runs; nothing here trains (the chapter calls ``trainin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
 
-from . import extraction, tasks
+from . import config, extraction, regimes, tasks
 from .config import TrainConfig
 from .models import LinearTransformer
 from .training import Run, test_set
@@ -35,27 +37,43 @@ from .training import Run, test_set
 
 
 @dataclass(frozen=True)
-class Ablation:
-    """One change to the sketched regime's training recipe.
+class Derived:
+    """A knob value computed from the config it changes (e.g. twice its steps); ``text`` says how."""
+    text: str
+    of: Callable[[TrainConfig], Any]
 
-    ``model``: ModelConfig overrides; the value ``"n+n'"`` for ``vp_width`` means the task's n + n'.
-    ``steps_factor``: multiplies the profile's number of training steps.
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Ablation:
+    """One change to a regime's training recipe: a named set of knob overrides.
+
+    ``knobs``: knob name (:data:`eaglebook.config.KNOBS`) → value, or a :class:`Derived` value computed
+    from the base config.  ``regime``: the regime whose configs it changes (None: any).
     ``departs``: the paper's statement this change contradicts, or ``""`` when it only fills a detail the
     paper leaves open. Only a change that departs from nothing can become the book's default reading.
     """
     key: str
     label: str
     change: str
-    model: dict = field(default_factory=dict)
-    steps_factor: int = 1
+    knobs: Mapping[str, Any] = field(default_factory=dict)
     departs: str = ""
+    regime: str | None = "sketched"
+
+    def __post_init__(self):
+        config.check_knobs(self.knobs)
+
+    def settings(self, base: TrainConfig) -> dict[str, Any]:
+        """The knob overrides for ``base``, with derived values computed."""
+        return {k: (v.of(base) if isinstance(v, Derived) else v) for k, v in self.knobs.items()}
 
     def config(self, base: TrainConfig) -> TrainConfig:
-        """``base`` (a sketched config of the profile) with this ablation's change applied."""
-        if base.model.regime != "sketched":
-            raise ValueError(f"argument base must be a sketched config, got regime {base.model.regime!r}")
-        over = {k: (base.task.n + base.task.n_prime if v == "n+n'" else v) for k, v in self.model.items()}
-        return replace(base, model=replace(base.model, **over), steps=base.steps * self.steps_factor)
+        """``base`` (a config of the ablation's regime, from the profile) with this ablation's knobs applied."""
+        if self.regime is not None and regimes.get(base.model.regime) is not regimes.get(self.regime):
+            raise ValueError(f"argument base must be a {self.regime} config, got regime {base.model.regime!r}")
+        return config.apply_knobs(base, self.settings(base))
 
 
 _R = "r = 5 ≈ n/4 (§3, Fig. 1)"
@@ -68,18 +86,24 @@ SKETCHED: tuple[Ablation, ...] = (
     Ablation("init_small", "init std 0.002", "10× smaller initialisation", {"init_std": 0.002}),
     Ablation("init_large", "init std 0.1", "5× larger initialisation", {"init_std": 0.1}),
     Ablation("vp_full", "W_V, W_P square", "W_V, W_P of width n + n' (only W_Q, W_K compute-limited)",
-             {"vp_width": "n+n'"}, departs="W_V, W_P ∈ R^{(n+n')×(r+n')} (§3)"),
-    Ablation("long", "2× steps", "twice the training steps", steps_factor=2,
+             {"vp_width": Derived("n + n′", lambda c: c.task.n + c.task.n_prime)},
+             departs="W_V, W_P ∈ R^{(n+n')×(r+n')} (§3)"),
+    Ablation("long", "2× steps", "twice the training steps", {"steps": Derived("2 × steps", lambda c: 2 * c.steps)},
              departs="20,000 iterations (App. B.2)"),
 )
 
+#: The training-side noise ablation (the paper's App. C): σ² = 0.01 on every entry of X.
+NOISE = Ablation("noise", "σ² = 0.01", "noise of variance 0.01 on every entry of X (App. C, Figs. 13–14)",
+                 {"noise_var": 0.01}, regime=None)
+
 
 def ablation(key: str) -> Ablation:
-    """The ablation named ``key`` (one of :data:`SKETCHED`)."""
-    for a in SKETCHED:
+    """The ablation named ``key`` (one of :data:`SKETCHED`, or :data:`NOISE`)."""
+    for a in (*SKETCHED, NOISE):
         if a.key == key:
             return a
-    raise ValueError(f"argument key={key!r} is not valid; allowed values: {', '.join(a.key for a in SKETCHED)}")
+    raise ValueError(f"argument key={key!r} is not valid; allowed values: "
+                     f"{', '.join(a.key for a in (*SKETCHED, NOISE))}")
 
 
 #: The readings of the paper's "relative difference between the rescaled W_QK and W_VP" (Fig. 4).
@@ -291,7 +315,7 @@ def tail_prompts(cfg: TrainConfig, size: int) -> tuple[torch.Tensor, torch.Tenso
 
 def with_noise(cfg: TrainConfig, noise_var: float) -> TrainConfig:
     """``cfg`` with noise of variance ``noise_var`` on every entry of X (the paper's σ²; validated)."""
-    return replace(cfg, task=replace(cfg.task, noise_var=noise_var))
+    return config.apply_knobs(cfg, {"noise_var": noise_var})
 
 
 def structure_stats(run: Run, X_obs: torch.Tensor | None = None) -> dict[str, Any]:

@@ -91,8 +91,28 @@ def shipped_root() -> Path | None:
     return repo / "models" if repo else None
 
 
+#: Field metadata key of a hash-neutral config field (``eaglebook.config.neutral``; spelled out here so
+#: that this module imports no config).
+HASH_NEUTRAL = "eaglebook.hash_neutral"
+
+
 def _jsonable(cfg: Any) -> Any:
-    return dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else cfg
+    """The config as plain data, recursively; a hash-neutral field (metadata ``HASH_NEUTRAL``) is left out
+    while it holds its default, so adding one keeps every existing config's JSON, hash and stored
+    ``config.json`` as they were."""
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        out = {}
+        for f in dataclasses.fields(cfg):
+            v = getattr(cfg, f.name)
+            if f.metadata.get(HASH_NEUTRAL) and f.default is not dataclasses.MISSING and v == f.default:
+                continue
+            out[f.name] = _jsonable(v)
+        return out
+    if isinstance(cfg, (list, tuple)):
+        return [_jsonable(v) for v in cfg]
+    if isinstance(cfg, dict):
+        return {k: _jsonable(v) for k, v in cfg.items()}
+    return cfg
 
 
 def canonical_json(cfg: Any) -> str:

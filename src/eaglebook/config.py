@@ -5,21 +5,48 @@ A *profile* names a whole experimental budget: ``paper`` follows the paper's rec
 Chapters take ``profile = None`` as a papermill parameter; :func:`resolve_profile` then reads the
 ``EAGLEBOOK_PROFILE`` environment variable and falls back to ``paper``.  An explicit value wins.
 
-Everything here is a pure value: no module-level mutable state, no RNG.
+**Knobs.**  Every setting of the set-up that a reader may want to change (:data:`KNOBS`: the task's n, d,
+n', d', rank s, decay α and noise σ²; the model's layers, heads, r, W_V/W_P width, machines M and
+initialisation; training steps, batch, learning rate and clipping; the profile's seeds) is a chapter
+parameter (``papermill book/04_extract.md out.ipynb -p regime sketched -p r 8``).  :func:`get` applies
+them to a profile (``knobs={"r": 8}``), checks each value (an error names the knob and its allowed
+range) and records the changed ones in :attr:`Profile.knobs`; they flow into every training config, and
+so into its cache key.  A knob that a regime does not read (``r`` for the unconstrained regime) keeps the
+paper's value in that regime's configs (:meth:`Profile.training`), so its cache key does not change.
+
+**Hash-neutral fields.**  A config field added later is declared with :func:`neutral`: its default is
+left out of the config's canonical JSON (``eaglebook.cache``), so every config that leaves it at the
+default keeps the hash it had before the field existed (the shipped models keep their cache keys).
+
+Everything here is a pure value: no module-level mutable state, no RNG (the regime registry lives in
+:mod:`eaglebook.regimes`).
 """
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
+
+from . import regimes
 
 PROFILE_ENV = "EAGLEBOOK_PROFILE"
 PROFILES = ("paper", "ci")
 
-REGIMES = ("unconstrained", "distributed", "sketched")
-#: Names the paper also uses for two of the regimes.
-REGIME_ALIASES = {"centralized": "unconstrained", "compute-limited": "sketched"}
+#: The paper's three regimes, in the paper's order (the registry: :mod:`eaglebook.regimes`).
+REGIMES = regimes.PAPER
+
+#: The metadata key of a hash-neutral field (see :func:`neutral`; read by ``eaglebook.cache``).
+HASH_NEUTRAL = "eaglebook.hash_neutral"
+
+
+def neutral(default: Any):
+    """A dataclass field whose ``default`` is left out of the config's canonical JSON and hash, so that
+    adding the field changes the cache key of no config that leaves it at the default.  For immutable
+    defaults (numbers, strings, None, tuples)."""
+    return field(default=default, metadata={HASH_NEUTRAL: True})
 
 
 def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
@@ -32,10 +59,9 @@ def choice(name: str, value: Any, allowed: Iterable[Any]) -> Any:
 
 
 def regime_name(regime: str) -> str:
-    """Canonical regime name; accepts the paper's aliases ``centralized`` and ``compute-limited``."""
-    if isinstance(regime, str):
-        regime = REGIME_ALIASES.get(regime, regime)
-    return choice("regime", regime, REGIMES + tuple(REGIME_ALIASES))
+    """Canonical regime name (a registered regime, :mod:`eaglebook.regimes`); accepts the paper's aliases
+    ``centralized`` and ``compute-limited``.  An unknown name is a ``ValueError`` listing the registered ones."""
+    return regimes.canonical(regime)
 
 
 def check_int(name: str, value: Any, *, minimum: int = 0) -> int:
@@ -43,6 +69,21 @@ def check_int(name: str, value: Any, *, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"parameter {name}={value!r} is not valid; allowed values: integers >= {minimum}")
     return value
+
+
+def check_float(name: str, value: Any, *, lower: float = 0.0, upper: float = math.inf, lower_open: bool = True,
+                upper_closed: bool = True, allowed: str | None = None) -> float:
+    """Validate a real parameter in (lower, upper] (bools and non-numbers rejected); return it as a float."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    if ok:
+        v = float(value)
+        ok = (v > lower if lower_open else v >= lower) and (v <= upper if upper_closed else v < upper)
+    if not ok:
+        if allowed is None:
+            lo = f"{'>' if lower_open else '>='} {lower:g}"
+            allowed = lo if upper == math.inf else f"numbers {lo} and {'<=' if upper_closed else '<'} {upper:g}"
+        raise ValueError(f"parameter {name}={value!r} is not valid; allowed values: {allowed}")
+    return float(value)
 
 
 def resolve_profile(profile: str | None = None) -> str:
@@ -74,10 +115,8 @@ class TaskConfig:
             check_int(k, getattr(self, k), minimum=1)
         if self.s > min(self.n + self.n_prime, self.d + self.d_prime):
             raise ValueError(f"parameter s={self.s} is not valid; the rank cannot exceed min(n+n', d+d')")
-        if not (0 < self.alpha <= 1):
-            raise ValueError(f"parameter alpha={self.alpha!r} is not valid; allowed values: 0 < alpha <= 1")
-        if not (self.noise_var >= 0):
-            raise ValueError(f"parameter noise_var={self.noise_var!r} is not valid; allowed values: >= 0")
+        check_float("alpha", self.alpha, upper=1.0, allowed="0 < alpha <= 1")
+        check_float("noise_var", self.noise_var, lower_open=False, upper_closed=False, allowed="finite numbers >= 0")
 
 
 @dataclass(frozen=True)
@@ -93,16 +132,14 @@ class ModelConfig:
     vp_width: int | None = None  # sketched: columns of W_V, W_P; None = r + n' (the paper's App. B.4 as written)
 
     def __post_init__(self):
-        object.__setattr__(self, "regime", REGIME_ALIASES.get(self.regime, self.regime))
-        choice("regime", self.regime, REGIMES)
+        object.__setattr__(self, "regime", regimes.canonical(self.regime))
         check_int("layers", self.layers, minimum=1)
         check_int("heads", self.heads, minimum=1)
         check_int("r", self.r, minimum=1)
         check_int("machines", self.machines, minimum=1)
         if self.vp_width is not None:
             check_int("vp_width", self.vp_width, minimum=1)
-        if not (isinstance(self.init_std, (int, float)) and not isinstance(self.init_std, bool) and self.init_std > 0):
-            raise ValueError(f"parameter init_std={self.init_std!r} is not valid; allowed values: > 0")
+        check_float("init_std", self.init_std, upper_closed=False, allowed="finite numbers > 0")
 
 
 @dataclass(frozen=True)
@@ -124,8 +161,11 @@ class TrainConfig:
     def __post_init__(self):
         check_int("steps", self.steps, minimum=1)
         check_int("batch", self.batch, minimum=1)
+        check_float("lr", self.lr, upper_closed=False, allowed="finite numbers > 0")
+        check_float("clip", self.clip, allowed="numbers > 0 (inf: no clipping)")
         check_int("seed", self.seed, minimum=0)
         choice("dtype", self.dtype, ("float32", "float64"))
+        regimes.get(self.model.regime).validate(self.model, self.task)   # e.g. M must divide n
 
 
 @dataclass(frozen=True)
@@ -146,8 +186,8 @@ class Tolerances:
     cross_data_max: float = 0.1      # distributed: share of the "other" projection in the data block
 
     def beats_zero(self, regime: str) -> float:
-        """The beats-zero factor required of a model of ``regime``."""
-        return self.beats_zero_sketched if regime == "sketched" else self.beats_zero_factor
+        """The beats-zero factor required of a model of ``regime`` (the regime names its field)."""
+        return getattr(self, regimes.get(regime).beats_zero_tolerance)
 
 
 @dataclass(frozen=True)
@@ -211,11 +251,45 @@ class Profile:
     ablation_seeds: tuple[int, ...] = (0, 1, 2)
     tail_prompts: int = 20_000
     prune_seeds: tuple[int, ...] = (0, 1, 2)
+    # timing comparisons in the chapters (eaglebook.timing): interleaved repeats per compared pair
+    timing_repeats: int = 7
+    #: The knobs this profile was given that changed its setting (name → value; see :func:`get`).
+    knobs: Mapping[str, Any] = field(default_factory=dict)
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
-        """The training config for one regime and seed under this profile."""
-        model = replace(self.train.model, regime=regime_name(regime), **model_overrides)
+        """The training config for one regime and seed under this profile.
+
+        A model setting that only some regimes read (``heads``, ``r``, ``vp_width``, ``machines``: see
+        :attr:`eaglebook.regimes.Regime.uses`) keeps its default in the configs of a regime that does not
+        read it, so a knob such as ``r`` changes the cache keys of the sketched models only."""
+        rg = regimes.get(regime)
+        unread = set().union(*(regimes.get(k).uses for k in regimes.names())) - rg.uses
+        base = ModelConfig()
+        model = replace(self.train.model, regime=rg.name, **{k: getattr(base, k) for k in sorted(unread)})
+        model = replace(model, **model_overrides)
         return replace(self.train, model=model, seed=check_int("seed", seed))
+
+    def value(self, knob: str) -> Any:
+        """The value of ``knob`` (a name in :data:`KNOBS`) in this profile."""
+        k = KNOBS[knob]
+        if k.part == "profile":
+            return getattr(self, k.name)
+        return getattr(self.train if k.part == "train" else getattr(self.train, k.part), k.name)
+
+    def setting(self) -> str:
+        """How this profile's setting differs from the paper's, in words (empty when no knob changed it):
+        each changed knob with the paper's value, and the regimes that read it where not all do."""
+        if not self.knobs:
+            return ""
+        paper = get("paper")
+        parts = []
+        for name, v in self.knobs.items():
+            k = KNOBS[name]
+            readers = [r for r in regimes.PAPER if name in regimes.get(r).uses]
+            only = f"; read by the {' and '.join(readers)} regime{'s' if len(readers) > 1 else ''} only" \
+                if k.part == "model" and readers else ""
+            parts.append(f"{k.symbol} = {_show(v)} (paper: {_show(paper.value(name))}{only})")
+        return "; ".join(parts)
 
 
 def _paper() -> Profile:
@@ -229,16 +303,132 @@ def _ci() -> Profile:
     return Profile(name="ci", train=train, seeds=(0, 1), n_task_samples=4000, prune_finetune_steps=300, eagle_n=60,
                    ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
-                   dist_freeze_d=96, dist_procs=3, ablation_seeds=(0,), tail_prompts=4000, prune_seeds=(0,),
+                   dist_freeze_d=96, dist_procs=3, ablation_seeds=(0,), tail_prompts=4000, prune_seeds=(0,), timing_repeats=5,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
                                     ablation_instances=4, grid_points=5))
 
 
-def get(profile: str | None = None, **train_overrides) -> Profile:
-    """The profile ``profile`` (resolved by :func:`resolve_profile`), with optional TrainConfig overrides."""
+# ---------------------------------------------------------------------------------------------- knobs
+@dataclass(frozen=True)
+class Knob:
+    """One setting of the set-up that a chapter takes as a parameter.
+
+    ``part``: where it lives (``task``: :class:`TaskConfig`, ``model``: :class:`ModelConfig`, ``train``:
+    :class:`TrainConfig`, ``profile``: :class:`Profile`), under the field ``name``; ``kind``: ``int``,
+    ``float``, ``int_or_none`` or ``seeds``; ``symbol``: as the paper writes it; ``what``: in words.
+    The allowed range is checked where the value lands (the config classes), so that the error names
+    the knob and its range.
+    """
+
+    name: str
+    part: str
+    kind: str
+    symbol: str
+    what: str
+
+
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    Knob("n", "task", "int", "n", "data columns of A (and B)"),
+    Knob("d", "task", "int", "d", "rows of A (and C)"),
+    Knob("n_prime", "task", "int", "n′", "query columns (C, D)"),
+    Knob("d_prime", "task", "int", "d′", "query rows (B, D)"),
+    Knob("s", "task", "int", "s", "rank of X"),
+    Knob("alpha", "task", "float", "α", "decay of the spectrum, Σ_ii = α^i"),
+    Knob("noise_var", "task", "float", "σ²", "variance of the noise on every entry of X"),
+    Knob("layers", "model", "int", "L", "layers"),
+    Knob("heads", "model", "int", "H", "attention heads (unconstrained)"),
+    Knob("r", "model", "int", "r", "rank of W_Q, W_K (sketched)"),
+    Knob("vp_width", "model", "int_or_none", "k", "columns of W_V, W_P (sketched; None: r + n′)"),
+    Knob("machines", "model", "int", "M", "machines (distributed)"),
+    Knob("init_std", "model", "float", "init std", "standard deviation of the initial weights"),
+    Knob("steps", "train", "int", "steps", "training steps"),
+    Knob("batch", "train", "int", "batch", "batch size"),
+    Knob("lr", "train", "float", "lr", "learning rate of Adam"),
+    Knob("clip", "train", "float", "clip", "gradient-norm clipping"),
+    Knob("seeds", "profile", "seeds", "seeds", "the profile's seeds: a count k (seeds 0..k−1) or a list"),
+)}
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, tuple):
+        return ", ".join(map(str, v)) if len(v) <= 4 else f"{v[0]}…{v[-1]} ({len(v)})"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _coerce(knob: Knob, value: Any) -> Any:
+    """The value in the type its field holds (an int given for a float knob becomes a float, so that
+    ``alpha=1`` and ``alpha=1.0`` are the same config); ranges are checked by the config classes."""
+    name = knob.name
+    if knob.kind == "float" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if knob.kind == "int_or_none" and value is None:
+        return None
+    if knob.kind == "seeds":
+        if isinstance(value, int) and not isinstance(value, bool):
+            check_int(name, value, minimum=1)
+            return tuple(range(value))
+        if isinstance(value, str):   # "0,1,2" from a command line
+            try:
+                value = [int(x) for x in value.replace(" ", "").split(",") if x]
+            except ValueError:
+                pass
+        if isinstance(value, (list, tuple)) and value and len(set(value)) == len(value):
+            return tuple(check_int(name, v, minimum=0) for v in value)
+        raise ValueError(f"parameter seeds={value!r} is not valid; allowed values: a count k >= 1 (seeds 0..k−1) "
+                         "or a list of distinct integers >= 0")
+    return value
+
+
+def check_knobs(knobs: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` for a name that is not a knob, listing the knobs (and the closest name)."""
+    for name in knobs:
+        if name not in KNOBS:
+            close = difflib.get_close_matches(str(name), list(KNOBS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"parameter {name!r} is not a knob{hint}; the knobs are: {', '.join(KNOBS)}")
+
+
+def _parts(knobs: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    check_knobs(knobs)
+    parts: dict[str, dict[str, Any]] = {"task": {}, "model": {}, "train": {}, "profile": {}}
+    for name, v in knobs.items():
+        parts[KNOBS[name].part][name] = _coerce(KNOBS[name], v)
+    return parts
+
+
+def _apply(cfg: TrainConfig, parts: dict[str, dict[str, Any]]) -> TrainConfig:
+    task = replace(cfg.task, **parts["task"])
+    model = replace(cfg.model, **parts["model"])
+    return replace(cfg, task=task, model=model, **parts["train"])
+
+
+def apply_knobs(cfg: TrainConfig, knobs: Mapping[str, Any]) -> TrainConfig:
+    """``cfg`` with ``knobs`` (task, model and training knobs; validated) applied."""
+    parts = _parts(knobs)
+    if parts["profile"]:
+        raise ValueError(f"parameter {next(iter(parts['profile']))!r} is a profile knob; a training config has none")
+    return _apply(cfg, parts)
+
+
+def with_knobs(p: Profile, knobs: Mapping[str, Any]) -> Profile:
+    """``p`` with ``knobs`` applied (validated; see :func:`get`)."""
+    parts = _parts(knobs)
+    out = replace(p, train=_apply(p.train, parts), **parts["profile"])
+    changed = {name: out.value(name) for name in KNOBS if name in knobs and out.value(name) != p.value(name)}
+    for r in regimes.PAPER:   # every regime's configs must build under the new setting (e.g. M divides n)
+        out.training(r)
+    return replace(out, knobs={**p.knobs, **changed})
+
+
+def get(profile: str | None = None, *, knobs: Mapping[str, Any] | None = None, **train_overrides) -> Profile:
+    """The profile ``profile`` (resolved by :func:`resolve_profile`), with optional TrainConfig overrides and
+    ``knobs`` (:data:`KNOBS` name → value; ``None`` values are ignored).  A knob set to the profile's own
+    value changes nothing (and is not recorded in :attr:`Profile.knobs`)."""
     p = {"paper": _paper, "ci": _ci}[resolve_profile(profile)]()
     if train_overrides:
         p = replace(p, train=replace(p.train, **train_overrides))
+    if knobs:
+        p = with_knobs(p, {k: v for k, v in knobs.items() if v is not None})
     return p

@@ -1,4 +1,4 @@
-"""Distributed EAGLE for real, one process per machine: ``python -m eaglebook.distributed`` / torchrun.
+"""Distributed EAGLE for real, one process per machine: ``torchrun … -m eaglebook.distributed``.
 
 The solver lives in :mod:`eaglebook.solver.distributed` (it reads a problem from a ``.npz`` file); this
 module adds a generated test problem (``eaglebook.tasks.make_problem``) to its command line::
@@ -9,7 +9,9 @@ module adds a generated test problem (``eaglebook.tasks.make_problem``) to its c
 Every process generates the same problem from the seed and keeps only its own column block (for real
 data, give per-machine blocks A_μ, B_μ in the ``.npz``: each process reads only its own).  On a cluster
 only the launcher changes: ``torchrun --nnodes N --nproc-per-node K --rdzv-backend c10d
---rdzv-endpoint HOST:PORT -m eaglebook.distributed …`` on every node, ``--backend nccl`` on GPUs.
+--rdzv-endpoint HOST:PORT -m eaglebook.distributed …`` on every node, ``--backend nccl`` on GPUs.  From
+Python, :func:`run_local` starts the processes itself.  Bad input (no torchrun, a bad ``.npz``, options out
+of range) prints one line and exits with status 2.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import numpy as np
 
 from . import tasks
 from ._arrays import machine_edges
-from .solver.distributed import (DistributedError, DistributedResult, main as _main, run_local, solve_serial,
+from .solver.distributed import (CLIError, DistributedError, DistributedResult, run_local, solve_serial,
                                  tcp_bytes_sent)
+from .solver.distributed import main as solver_main
 
 __all__ = ["run_local", "solve_serial", "DistributedResult", "DistributedError", "tcp_bytes_sent", "main"]
 
@@ -32,11 +35,21 @@ def _args(p):
     g.add_argument("--cols", type=int, default=240, help="n, the columns of A (split over the processes)")
     g.add_argument("--rows", type=int, default=240, help="d, the rows of A")
     g.add_argument("--rank", type=int, default=None, help="rank of A (default min(n, d))")
-    g.add_argument("--kappa", type=float, default=1e3)
+    g.add_argument("--kappa", type=float, default=1e3, help="condition number of A (>= 1)")
     g.add_argument("--seed", type=int, default=0)
 
 
 def _problem(args, rank, world):
+    if args.cols < world:
+        raise CLIError(f"--cols {args.cols}: need at least one column per process ({world} processes)")
+    if args.rows < 1:
+        raise CLIError(f"--rows {args.rows} must be >= 1")
+    if args.rank is not None and not 1 <= args.rank <= min(args.cols, args.rows):
+        raise CLIError(f"--rank {args.rank} must be between 1 and min(--cols, --rows) = {min(args.cols, args.rows)}")
+    if not args.kappa >= 1:
+        raise CLIError(f"--kappa {args.kappa} must be >= 1")
+    if args.seed < 0:
+        raise CLIError(f"--seed {args.seed} must be >= 0")
     A, B, C, _ = tasks.make_problem(args.cols, args.rows, rank=args.rank, kappa=args.kappa,
                                     rng=np.random.default_rng(args.seed))
     lo, hi = machine_edges(args.cols, world)[rank:rank + 2]
@@ -45,7 +58,7 @@ def _problem(args, rank, world):
 
 
 def main(argv=None) -> int:
-    return _main(argv, make_problem=_problem, extra_args=_args)
+    return solver_main(argv, make_problem=_problem, extra_args=_args, module="eaglebook.distributed")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ definition and against the update of the book's eq. for hand-set diagonal weight
   rows, and the only batched products are ``G`` and ``(Z W_QK) G``.  All heads are batched into the
   matrix dimensions; there is no Python loop over heads.
 
-Regimes (``model_cfg.regime``; config maps ``centralized``/``compute-limited`` to the names below):
+Regimes (``model_cfg.regime``; each is an object of :mod:`eaglebook.regimes`, which owns everything that
+differs between them and maps ``centralized``/``compute-limited`` to the names below):
 
 ``unconstrained``
     H = ``model_cfg.heads`` heads, W_Q, W_K, W_V, W_P each (n+n') × k with k = n+n'.  Parameters are
@@ -56,17 +57,16 @@ The input of :meth:`forward` is the prompt Z₀ = ``tasks.prompt(X)`` (D zeroed)
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from . import regimes
 from .config import ModelConfig, TaskConfig
-from ._arrays import common_layout, machine_blocks
 from .solver.update import update
-from .tasks import feature_owner, token_mask
+from .tasks import token_mask
 
 __all__ = ["LinearTransformer", "diagonal_update", "prune_to"]
 
@@ -74,12 +74,17 @@ __all__ = ["LinearTransformer", "diagonal_update", "prune_to"]
 class LinearTransformer(nn.Module):
     """Attention-only linear transformer; see the module docstring for the regimes and layouts.
 
-    Parameters ``W_Q, W_K, W_V, W_P`` have shape ``(L, heads, rows, cols)``:
+    Parameters ``W_Q, W_K, W_V, W_P`` have shape ``(L, heads, rows, cols)``, as the regime lays them out
+    (:meth:`eaglebook.regimes.Regime.layout`):
 
     * unconstrained: ``(L, H, n+n', n+n')`` for all four;
     * sketched: ``(L, 1, n+n', r)`` for W_Q, W_K and ``(L, 1, n+n', r+n')`` for W_V, W_P;
     * distributed: ``(L, 1, F_μ, F_μ)`` for W_Q, W_K, W_V (shared by all machines) and
       ``(L, 2, F_μ, F_μ)`` for W_P (index 0: self part, 1: other part).
+
+    ``rg`` is the regime object, ``layout`` its :class:`~eaglebook.regimes.Layout`; ``machines``,
+    ``F_mu`` and ``n_mu`` are the raw layout's feature blocks, their width and their data columns (one
+    block of n + n' features, n of them data, outside the distributed regime).
 
     Initialisation: i.i.d. N(0, init_std²) drawn from ``generator`` (on the generator's device, then
     moved to ``device``).
@@ -95,6 +100,7 @@ class LinearTransformer(nn.Module):
         self.cfg = model_cfg
         self.task = task
         self.regime = model_cfg.regime
+        self.rg = regimes.get(model_cfg.regime)
         self.L = model_cfg.layers
         n, np_, d = task.n, task.n_prime, task.d
         self.F = n + np_
@@ -105,35 +111,11 @@ class LinearTransformer(nn.Module):
         expect[:, :d] = 1
         if not torch.equal(M, expect):
             raise ValueError("tasks.token_mask is not [1 1_dᵀ, 0]; LinearTransformer slices keys to the first d tokens")
-
-        if self.regime == "unconstrained":
-            H, k = model_cfg.heads, self.F
-            shapes = {"W_Q": (self.L, H, self.F, k), "W_K": (self.L, H, self.F, k),
-                      "W_V": (self.L, H, self.F, k), "W_P": (self.L, H, self.F, k)}
-            self.heads = H
-        elif self.regime == "sketched":
-            r = model_cfg.r
-            k = model_cfg.vp_width or r + np_
-            shapes = {"W_Q": (self.L, 1, self.F, r), "W_K": (self.L, 1, self.F, r),
-                      "W_V": (self.L, 1, self.F, k), "W_P": (self.L, 1, self.F, k)}
-            self.heads = 1
-        else:  # distributed
-            Mm = model_cfg.machines
-            if not (1 <= Mm <= n) or n % Mm:
-                raise ValueError(f"parameter machines={Mm} is not valid for n={n}: the distributed model shares "
-                                 f"weights across machines and needs equal blocks, so machines must divide n")
-            owner = feature_owner(task, Mm)
-            self.machines = Mm
-            self.n_mu = n // Mm
-            self.F_mu = self.n_mu + np_
-            if not np.array_equal(owner, np.repeat(np.arange(Mm), n // Mm)):   # the layout assumes it
-                raise ValueError("tasks.feature_owner is not a contiguous equal split")
-            Fm = self.F_mu
-            shapes = {"W_Q": (self.L, 1, Fm, Fm), "W_K": (self.L, 1, Fm, Fm),
-                      "W_V": (self.L, 1, Fm, Fm), "W_P": (self.L, 2, Fm, Fm)}
-            self.heads = Mm
+        self.layout = self.rg.layout(model_cfg, task)
+        self.heads = self.layout.heads
+        self.machines, self.F_mu, self.n_mu = self.layout.blocks, self.layout.block, self.layout.data
         gdev = generator.device
-        for name, shape in shapes.items():
+        for name, shape in self.layout.shapes.items():
             w = torch.randn(shape, generator=generator, dtype=dtype, device=gdev) * model_cfg.init_std
             self.register_parameter(name, nn.Parameter(w.to(device)))
 
@@ -141,9 +123,7 @@ class LinearTransformer(nn.Module):
     @property
     def features(self) -> int:
         """Number of feature columns of the model's own (raw) layout."""
-        if self.regime == "distributed":
-            return self.machines * self.F_mu
-        return self.F
+        return self.layout.features
 
     def embed(self, Z0: torch.Tensor) -> torch.Tensor:
         """Map a (batch, d+d', n+n') prompt (or X) to the model's raw feature layout.
@@ -152,31 +132,15 @@ class LinearTransformer(nn.Module):
         machine blocks [A^μ C | B^μ D] concatenated machine-major.
         """
         self._check_input(Z0)
-        if self.regime != "distributed":
-            return Z0
-        return self._raw(machine_blocks(Z0, self.machines, self.task.n))
-
-    def _raw(self, Zm: torch.Tensor) -> torch.Tensor:
-        """(batch, M, T, F_μ) machine blocks → the raw layout (batch, T, M·F_μ), machine-major."""
-        B, Mm, T, Fm = Zm.shape
-        return Zm.transpose(1, 2).reshape(B, T, Mm * Fm)
-
-    def _blocks(self, Z: torch.Tensor) -> torch.Tensor:
-        """Raw layout (…, T, M·F_μ) → machine blocks (…, M, T, F_μ)."""
-        return Z.reshape(*Z.shape[:-1], self.machines, self.F_mu).transpose(-3, -2)
+        return self.rg.embed(self, Z0)
 
     def readout(self, Z: torch.Tensor) -> torch.Tensor:
         """The prediction −D_L (batch, d', n') from a raw-layout activation (distributed: mean of the M copies)."""
-        d = self.task.d
-        if self.regime != "distributed":
-            return -Z[..., d:, self.task.n:]
-        return -self._blocks(Z)[..., d:, self.n_mu:].mean(-3)
+        return self.rg.readout(self, Z)
 
     def unembed(self, Z: torch.Tensor) -> torch.Tensor:
         """Raw layout → common (d+d') × (n+n') layout (distributed: C and D averaged over machines)."""
-        if self.regime != "distributed":
-            return Z
-        return common_layout(self._blocks(Z), self.n_mu)
+        return self.rg.unembed(self, Z)
 
     def _check_input(self, Z0: torch.Tensor) -> None:
         want = (self.task.d + self.task.d_prime, self.F)
@@ -208,23 +172,13 @@ class LinearTransformer(nn.Module):
         Distributed: a (2, F_μ, F_μ) tensor, [self block, other block] (``head`` is ignored).
         """
         self._check_layer(layer)
-        if self.regime == "distributed":
-            return self.W_V[layer] @ self.W_P[layer].transpose(-1, -2)
-        w = self.W_V[layer] @ self.W_P[layer].transpose(-1, -2)
-        return w.sum(0) if head is None else w[head]
+        return self.rg.vp(self.W_V[layer], self.W_P[layer], head)
 
     @torch.no_grad()
     def heads_qk(self, layer: int) -> torch.Tensor:
         """Every head's W_QK in the raw feature layout: (heads, features, features)."""
         self._check_layer(layer)
-        if self.regime != "distributed":
-            return self.W_Q[layer] @ self.W_K[layer].transpose(-1, -2)
-        Mm, Fm = self.machines, self.F_mu
-        out = self.W_Q.new_zeros(Mm, Mm * Fm, Mm * Fm)
-        blk = self.qk(layer)
-        for mu in range(Mm):
-            out[mu, mu * Fm:(mu + 1) * Fm, mu * Fm:(mu + 1) * Fm] = blk
-        return out
+        return self.rg.heads_qk(self, layer)
 
     @torch.no_grad()
     def heads_vp(self, layer: int) -> torch.Tensor:
@@ -234,15 +188,7 @@ class LinearTransformer(nn.Module):
         part, every other column block the other part.
         """
         self._check_layer(layer)
-        if self.regime != "distributed":
-            return self.W_V[layer] @ self.W_P[layer].transpose(-1, -2)
-        Mm, Fm = self.machines, self.F_mu
-        s, o = self.vp(layer)
-        out = self.W_Q.new_zeros(Mm, Mm * Fm, Mm * Fm)
-        for mu in range(Mm):
-            for nu in range(Mm):
-                out[mu, mu * Fm:(mu + 1) * Fm, nu * Fm:(nu + 1) * Fm] = s if mu == nu else o
-        return out
+        return self.rg.heads_vp(self, layer)
 
     def _check_layer(self, layer: int) -> None:
         if not (isinstance(layer, (int, np.integer)) and 0 <= layer < self.L):
@@ -256,7 +202,8 @@ class LinearTransformer(nn.Module):
     def set_diagonal(self, alphas, *, sketches: Sequence | None = None, other: Sequence[float] | None = None):
         """Hand-set every layer so that W_QK = diag(a₁I_n, 0_{n'}) and W_VP = diag(a₂I_n, a₃I_{n'}).
 
-        ``alphas``: (L, 3) array-like of (a₁, a₂, a₃) per layer.  Returns ``self``.
+        ``alphas``: (L, 3) array-like of (a₁, a₂, a₃) per layer.  Returns ``self``.  The regime sets each
+        layer (:meth:`eaglebook.regimes.Regime.set_diagonal_layer`):
 
         * unconstrained: head 0 carries the weights, the other heads are zero.
         * sketched: W_QK = a₁ S Sᵀ ⊕ 0 and W_VP = a₂ S Sᵀ ⊕ a₃ I with S = ``sketches[ℓ]`` (an n × r matrix,
@@ -271,115 +218,45 @@ class LinearTransformer(nn.Module):
         al = np.asarray(alphas, dtype=float)
         if al.shape != (self.L, 3):
             raise ValueError(f"argument alphas has shape {al.shape}, expected (layers, 3) = ({self.L}, 3)")
-        n, np_ = self.task.n, self.task.n_prime
-        def eye(k):  # float64, so that sqrt(|a1|) etc. are not rounded before the copy into the parameter
-            return torch.eye(k, dtype=torch.float64)
-
         for p in self.parameters():
             p.zero_()
         for l, (a1, a2, a3) in enumerate(al):
-            c, sg = math.sqrt(abs(a1)), (1.0 if a1 >= 0 else -1.0)
-            if self.regime == "unconstrained":
-                F = self.F
-                self.W_Q[l, 0] = c * eye(F)
-                self.W_K[l, 0, :n, :n] = sg * c * eye(n)
-                self.W_V[l, 0] = eye(F)
-                self.W_P[l, 0] = torch.diag(torch.tensor([a2] * n + [a3] * np_, dtype=torch.float64))
-            elif self.regime == "sketched":
-                r = self.cfg.r
-                if self.W_V.shape[-1] < r + np_:
-                    raise ValueError(f"the reference layer needs W_V, W_P with at least r + n' = {r + np_} columns; "
-                                     f"this model has vp_width={self.W_V.shape[-1]}")
-                S = self._sketch(None if sketches is None else sketches[l])
-                self.W_Q[l, 0, :n, :] = c * S
-                self.W_K[l, 0, :n, :] = sg * c * S
-                self.W_V[l, 0, :n, :r] = S
-                self.W_V[l, 0, n:, r:] = eye(np_)
-                self.W_P[l, 0, :n, :r] = a2 * S
-                self.W_P[l, 0, n:, r:] = a3 * eye(np_)
-            else:
-                nm, Fm = self.n_mu, self.F_mu
-                b = a3 if other is None else float(other[l])
-                self.W_Q[l, 0] = c * eye(Fm)
-                self.W_K[l, 0, :nm, :nm] = sg * c * eye(nm)
-                self.W_V[l, 0] = eye(Fm)
-                self.W_P[l, 0] = torch.diag(torch.tensor([a2] * nm + [a3] * np_, dtype=torch.float64))
-                self.W_P[l, 1] = torch.diag(torch.tensor([0.0] * nm + [b] * np_, dtype=torch.float64))
+            self.rg.set_diagonal_layer(self, l, a1, a2, a3, sketch=None if sketches is None else sketches[l],
+                                       other=None if other is None else other[l])
         return self
-
-    def _sketch(self, s) -> torch.Tensor:
-        n, r = self.task.n, self.cfg.r
-        if s is None:
-            s = list(range(r))
-        t = torch.as_tensor(np.asarray(s), dtype=torch.float64)
-        if t.dim() == 1:
-            idx = [int(i) for i in np.asarray(s)]
-            if len(idx) != r or len(set(idx)) != r or not all(0 <= i < n for i in idx):
-                raise ValueError(f"sketch indices {idx} must be {r} distinct column indices in 0..{n - 1}")
-            S = torch.zeros(n, r, dtype=torch.float64)
-            S[idx, torch.arange(r)] = 1.0
-            return S
-        if tuple(t.shape) != (n, r):
-            raise ValueError(f"sketch has shape {tuple(t.shape)}, expected (n, r) = ({n}, {r})")
-        return t
 
     # ------------------------------------------------------------------ forward
     def _weights(self):
-        """Per-layer (query weight, value weights) in the form the layer kernels use.
-
-        unconstrained/sketched: ``qcat[l]`` = [W_QK^1 | … | W_QK^H] (F, H·F) and ``vstack[l]`` =
-        [W_VP^1; …; W_VP^H] (H·F, F).  distributed: ``W_QK`` (F_μ, F_μ) and the pair
-        (W_self − W_other, W_other).
-        """
+        """Per-layer (query weight, value weights) in the form the layer kernels use
+        (:meth:`eaglebook.regimes.Regime.layer_weights`)."""
         wqk, wvp = self._products()
-        if self.regime == "distributed":
-            return wqk[:, 0], (wvp[:, 0] - wvp[:, 1], wvp[:, 1])
-        L, H, F = wqk.shape[0], wqk.shape[1], wqk.shape[2]
-        return wqk.transpose(1, 2).reshape(L, F, H * F), wvp.reshape(L, H * F, F)
+        return self.rg.layer_weights(wqk, wvp)
 
     def _layers(self, Z: torch.Tensor, keep: bool):
-        """Run the layers on raw-layout Z.
+        """Run the layers on Z (raw layout, or the regime's prompt state).
 
         ``keep=True``: return the list Z_0..Z_L (raw layout).  ``keep=False``: return only the bottom-right
         block D_L (batch, d', n') (distributed: (batch, M, d', n'), one copy per machine); the last layer
         then updates only the d' query rows (the other rows of Z_L never reach the read-out).
         """
-        d, L = self.task.d, self.L
+        d, L, rg = self.task.d, self.L, self.rg
         wq, wv = self._weights()
-        B, T = Z.shape[0], Z.shape[-2]
-        if self.regime == "distributed":
-            Mm, Fm, nm = self.machines, self.F_mu, self.n_mu
-            wd, wo = wv
-            if Z.dim() == 3:                                            # raw layout → (B, M, T, Fm)
-                Z = self._blocks(Z).contiguous()
-            acts = [Z] if keep else None
-            for l in range(L):
-                last = l == L - 1 and not keep
-                O = _attention(Z.view(B * Mm, T, Fm), wq[l], d, d if last else 0)
-                O = O.view(B, Mm, -1, Fm)                                # head μ's output, from block μ only
-                if last:                                                 # block ν gets O_ν W_self + Σ_{μ≠ν} O_μ W_other
-                    return Z[:, :, d:, nm:] + O @ wd[l][:, nm:] + O.sum(1, keepdim=True) @ wo[l][:, nm:], None
-                Z = Z + O @ wd[l] + O.sum(1, keepdim=True) @ wo[l]
-                if keep:
-                    acts.append(Z)
-            return None, [self._raw(a) for a in acts]
-        n = self.task.n
+        Z = rg.state(self, Z)
         acts = [Z] if keep else None
         for l in range(L):
             if l == L - 1 and not keep:
-                O = _attention(Z, wq[l], d, d)                            # (B, d', H·F): query rows only
-                return Z[:, d:, n:] + O @ wv[l][:, n:], None
-            Z = Z + _attention(Z, wq[l], d, 0) @ wv[l]                   # Σ_h O^h W_VP^h
+                O = rg.attend(self, _attention, Z, wq[l], d)               # the d' query rows only
+                return rg.last_update(self, Z, O, wv[l]), None
+            Z = rg.add_update(self, Z, rg.attend(self, _attention, Z, wq[l], 0), wv[l])   # Σ_h O^h W_VP^h
             if keep:
                 acts.append(Z)
-        return None, acts
+        return None, [rg.raw(self, a) for a in acts]
 
     def forward(self, Z0: torch.Tensor) -> torch.Tensor:
         """Prediction −D_L, shape (batch, d', n'), from the prompt Z₀ (batch, d+d', n+n')."""
         self._check_input(Z0)
-        Zr = machine_blocks(Z0, self.machines, self.task.n) if self.regime == "distributed" else Z0
-        D, _ = self._layers(Zr, keep=False)
-        return -(D.mean(1) if self.regime == "distributed" else D)
+        D, _ = self._layers(self.rg.prompt_state(self, Z0), keep=False)
+        return self.rg.prediction(D)
 
     def activations(self, Z0: torch.Tensor, *, raw: bool = False) -> list[torch.Tensor]:
         """Z_0..Z_L (L+1 tensors).  Common (d+d') × (n+n') layout unless ``raw`` (distributed only differs)."""
@@ -457,12 +334,14 @@ def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, S=None):
 
 
 def prune_to(model: LinearTransformer, keep: Sequence[int]) -> LinearTransformer:
-    """A new unconstrained :class:`LinearTransformer` with only the heads ``keep`` (ModelConfig heads=len(keep)).
+    """A new :class:`LinearTransformer` with only the heads ``keep`` (ModelConfig heads=len(keep)), for a
+    regime whose heads are independent (:attr:`eaglebook.regimes.Regime.prunable`: the unconstrained one).
 
     Same dtype and device; the kept heads' parameters are copied in the given order.
     """
-    if not isinstance(model, LinearTransformer) or model.regime != "unconstrained":
-        raise ValueError("argument model must be an unconstrained LinearTransformer")
+    if not isinstance(model, LinearTransformer) or not model.rg.prunable:
+        raise ValueError("argument model must be a LinearTransformer of a regime with independent heads "
+                         "(unconstrained)")
     try:
         idx = [int(k) for k in keep]
     except TypeError:

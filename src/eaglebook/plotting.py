@@ -10,6 +10,8 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 import numpy as np
 
+from . import regimes
+
 FULL = (6.4, 2.6)
 HALF = (3.2, 2.4)
 
@@ -22,9 +24,7 @@ METHOD_STYLE = {
     "GD": dict(color="#E69F00", linestyle="--"),
     "CG": dict(color="#CC79A7", linestyle="-."),
     "SVD": dict(color="#000000", linestyle=":"),
-    "unconstrained": dict(color="#0072B2", linestyle="-"),
-    "distributed": dict(color="#E69F00", linestyle="--"),
-    "sketched": dict(color="#009E73", linestyle="-."),
+    **{name: dict(regimes.get(name).style) for name in regimes.PAPER},   # each regime owns its style
 }
 
 STYLE = {
@@ -184,7 +184,7 @@ def plot_regime_curves(runs: dict, *, key: str = "test_mse_median", ylabel: str 
     for (regime, _seed), run in runs.items():
         h = run.history
         ax.semilogy(h["eval_step"], h[key], lw=0.9, alpha=0.8, label=None if regime in seen else regime,
-                    **METHOD_STYLE[regime])
+                    **regimes.get(regime).style)
         seen.add(regime)
     ax.set_xlabel("step")
     ax.set_ylabel(ylabel)
@@ -242,10 +242,11 @@ def plot_sketch_spectrum(layers):
     """Fig. 4: normalised singular values of the W_QK and W_VP data blocks per layer vs S Sᵀ for a random
     orthonormal S; right, the distribution of their entries."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=FULL)
+    shade = lambda l: 0.4 + 0.45 * l / max(1, len(layers) - 1)   # later layers darker, for any number of layers
     for l, s in enumerate(layers):
-        ax1.plot(s.sv_qk, color=METHOD_STYLE["EAGLE"]["color"], alpha=0.4 + 0.15 * l, lw=0.9,
+        ax1.plot(s.sv_qk, color=METHOD_STYLE["EAGLE"]["color"], alpha=shade(l), lw=0.9,
                  label=r"$W_{QK}$" if l == 0 else None)
-        ax1.plot(s.sv_vp, color=METHOD_STYLE["transformer"]["color"], ls="--", alpha=0.4 + 0.15 * l, lw=0.9,
+        ax1.plot(s.sv_vp, color=METHOD_STYLE["transformer"]["color"], ls="--", alpha=shade(l), lw=0.9,
                  label=r"$W_{VP}$" if l == 0 else None)
     ax1.plot(layers[0].sv_reference, color="k", ls=":", label=r"$SS^\top$, random $S$")
     ax1.set_xlabel("index")

@@ -105,9 +105,11 @@ def nystrom(A, B, C, *, rcond: float | None = None):
         exps.append(torch.where(m > 0, e, torch.zeros_like(e)).to(torch.float64))
     ea, eb, ec = exps
     A1, B1, C1 = A64 * torch.exp2(-ea), B64 * torch.exp2(-eb), C64 * torch.exp2(-ec)
+    # the completion itself (chapter 1 shows these lines)
     d, n = A1.shape[-2:]
     rtol = float(rcond) if rcond is not None else max(d, n) * torch.finfo(torch.float64).eps
     D1 = B1 @ torch.linalg.pinv(A1, rtol=rtol) @ C1
+    # (end of the completion)
     k = eb + ec - ea
     half = torch.floor(k / 2)
     out = D1 * torch.exp2(half) * torch.exp2(k - half)      # exact; inf/0 only if D* itself is out of range

@@ -11,8 +11,10 @@ changed, so that no chapter shows results of older code.
 
 Each generated notebook records a key: a hash of the chapter source, the package source, the profile and
 the parameter.  A notebook whose key matches is kept, so a rebuild costs nothing; anything else is
-executed again (atomically: a failed or interrupted run leaves no half-written notebook).  Run it as
-``python -m eaglebook.variants`` (the ``make book`` target does, before the build).
+executed again (atomically: a failed or interrupted run leaves no half-written notebook).  The book build
+runs it as ``python -m eaglebook.variants`` before Sphinx reads the sources (the Sphinx extension
+``eaglebook._toolchain.variant_pages``, listed in ``_config.yml``), so ``jupyter-book build .`` and
+``make book`` both render the pages; run it alone to generate them without building.
 """
 
 from __future__ import annotations
@@ -47,6 +49,49 @@ def variant_key(repo: Path, chapter: str, param: str, value: str, profile: str) 
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def merge_parameters(nb: dict) -> dict:
+    """Show one parameters cell: the values papermill injected, in the place of the chapter's defaults.
+
+    papermill keeps the chapter's ``parameters`` cell and adds an ``injected-parameters`` cell after it; a
+    reader of the page would see two.  The injected cell's source replaces the parameters cell's (which
+    keeps its tag) and the injected cell is dropped.  Neither has outputs."""
+    tags = lambda c: c.get("metadata", {}).get("tags", [])
+    injected = [c for c in nb["cells"] if "injected-parameters" in tags(c)]
+    params = [c for c in nb["cells"] if "parameters" in tags(c)]
+    if injected and params:
+        src = injected[0]["source"]
+        src = "".join(src) if isinstance(src, list) else src
+        params[0]["source"] = "\n".join(l for l in src.splitlines() if l.strip() != "# Parameters")
+        nb["cells"] = [c for c in nb["cells"] if c is not injected[0]]
+    return nb
+
+
+def figure_note(nb: dict, chapter: str, suffix: str) -> dict:
+    """Add, under the heading, a note that this page is ``chapter`` for another parameter value and which of
+    the chapter's figures each of its figures repeats (their numbers run on through the book)."""
+    def drawn(c):   # the figure exists on a page only where its cell drew an image
+        return any(k.startswith("image/") for o in c.get("outputs", []) for k in o.get("data", {}))
+
+    figs = [c for c in nb["cells"] if c.get("metadata", {}).get("mystnb", {}).get("figure", {}).get("name") and drawn(c)]
+    own = lambda c: "regime-specific" in c.get("metadata", {}).get("tags", [])
+    name = lambda c: c["metadata"]["mystnb"]["figure"]["name"]
+    pairs = [(name(c), name(c)[:-len(suffix) - 1]) for c in figs if not own(c) and name(c).endswith(f"-{suffix}")]
+    extra = [name(c) for c in figs if own(c)]
+    text = (f"This page is {{ref}}`the chapter <ch-{chapter.split('_', 1)[1]}>` executed for the {suffix} regime "
+            "(its parameters cell shows the values it ran with). Its figures are numbered on through the book; "
+            "each repeats one of the chapter's: "
+            + ", ".join(f"{{numref}}`{n}` is {{numref}}`{base}`" for n, base in pairs)
+            + ("" if not extra else "; " + ", ".join(f"{{numref}}`{n}`" for n in extra) + " only this regime has")
+            + ".")
+    for i, cell in enumerate(nb["cells"]):
+        src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        if cell["cell_type"] == "markdown" and re.search(r"^# ", src, flags=re.M):
+            note = {"cell_type": "markdown", "metadata": {}, "source": f":::{{seealso}}\n{text}\n:::"}
+            nb["cells"].insert(i + 1, note)
+            break
+    return nb
+
+
 def relabel(nb: dict, suffix: str, title: str) -> dict:
     """Give every MyST label, figure name and reference to them a ``-suffix``; add ``title`` to the heading."""
     labels: set[str] = set()
@@ -73,35 +118,38 @@ def relabel(nb: dict, suffix: str, title: str) -> dict:
     return nb
 
 
-def refresh_execution_cache(repo: Path, log=print) -> bool:
-    """Empty the book build's execution cache (``_build/.jupyter_cache``) when the package source changed.
+def refresh_execution_cache(repo: Path, log=print, cache: Path | None = None) -> bool:
+    """Empty the book build's execution cache (``cache``, default ``<repo>/_build/.jupyter_cache``) when the
+    package source changed.
 
     The book build re-executes a chapter only when its own text changes; a chapter whose results depend
     on changed package code must run again too, or its outputs and claims ledger would be stale (the
     scorecard drops ledgers of older code).  Returns True when the cache was emptied."""
     import shutil
 
-    jc = repo / "_build" / ".jupyter_cache"
-    stamp = repo / "_build" / ".eaglebook-code"
+    jc = Path(cache) if cache is not None else repo / "_build" / ".jupyter_cache"
+    stamp = jc.parent / ".eaglebook-code"
     code = report.code_hash()
     stale = jc.exists() and (not stamp.is_file() or stamp.read_text().strip() != code)
     if stale:
-        log(f"package source changed ({code}): emptying {jc.relative_to(repo)} so that every chapter runs again")
+        log(f"package source changed ({code}): emptying {jc} so that every chapter runs again")
         shutil.rmtree(jc)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(code + "\n")
     return stale
 
 
-def build(profile: str | None = None, *, force: bool = False, log=print) -> list[Path]:
-    """Execute every missing or stale variant notebook; return their paths."""
+def build(profile: str | None = None, *, force: bool = False, log=print,
+          execution_cache: Path | None = None) -> list[Path]:
+    """Execute every missing or stale variant notebook; return their paths.  ``execution_cache``: the book
+    build's jupyter-cache folder (see :func:`refresh_execution_cache`)."""
     import papermill as pm
 
     repo = repo_root()
     if repo is None:
         raise RuntimeError("eaglebook.variants must run inside the book's repository")
     prof = config.resolve_profile(profile)
-    refresh_execution_cache(repo, log)
+    refresh_execution_cache(repo, log, execution_cache)
     out = []
     for chapter, (param, values) in VARIANTS.items():
         for value in values:
@@ -122,7 +170,8 @@ def build(profile: str | None = None, *, force: bool = False, log=print) -> list
             try:
                 pm.execute_notebook(str(repo / "book" / f"{chapter}.md"), tmp, parameters={param: value, "profile": prof},
                                     cwd=str(repo / "book"), progress_bar=False, kernel_name="python3")
-                nb = relabel(json.loads(Path(tmp).read_text()), value, f"the {value} regime")
+                nb = relabel(merge_parameters(json.loads(Path(tmp).read_text())), value, f"the {value} regime")
+                nb = figure_note(nb, chapter, value)
                 nb["metadata"][_KEY] = key
                 Path(tmp).write_text(json.dumps(nb, indent=1))
                 os.replace(tmp, path)
@@ -136,8 +185,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m eaglebook.variants", description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", default=None, help="paper or ci (default: $EAGLEBOOK_PROFILE, else paper)")
     ap.add_argument("--force", action="store_true", help="execute even when up to date")
+    ap.add_argument("--execution-cache", type=Path, default=None, metavar="DIR",
+                    help="the book build's jupyter-cache (default: _build/.jupyter_cache)")
     a = ap.parse_args(argv)
-    build(a.profile, force=a.force, log=lambda m: print(m, file=sys.stderr))
+    build(a.profile, force=a.force, log=lambda m: print(m, file=sys.stderr), execution_cache=a.execution_cache)
 
 
 if __name__ == "__main__":

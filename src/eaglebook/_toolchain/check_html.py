@@ -18,7 +18,21 @@ A page fails when
   viewport is 1280 px), ``document.documentElement.scrollWidth > document.documentElement.clientWidth``,
   i.e. the page itself scrolls sideways.  Content that scrolls inside its own box (a wide code cell or
   table with ``overflow-x: auto``) does not widen the document and so passes; the report names the
-  widest elements that stick out of the viewport without such a box.
+  widest elements that stick out of the viewport without such a box;
+* **content wider than its column**: at that width, a block of the article column (``article.bd-article``)
+  whose content a reader cannot see whole without scrolling: an element with ``overflow-x`` other than
+  ``visible`` whose ``scrollWidth`` exceeds its ``clientWidth`` (a table in the theme's scrolling wrapper,
+  a display equation in MathJax's scrolling container, an inline formula clipped by ``overflow: hidden``),
+  or an element that extends past the column's left or right edge outside any such box (the outermost one
+  is named).  Code is exempt: a code cell's source or printed text (``pre``, ``div.highlight``) may
+  scroll inside its own box.  Each offender is reported with what it is (a table with its header, an
+  equation with its number, an image, a block with its first words), its element, section and code cell,
+  and its widths; 2 px of slack absorb sub-pixel rounding;
+* **bare return value**: a code cell's output is a number or a container of numbers shown as a cell's
+  value (myst-nb renders an ``execute_result`` or ``display_data`` whose best form is ``text/plain`` as
+  ``.cell_output > .output.text_plain``, and printed text as ``.output.stream``): ``1.8e-14``, ``10.0``,
+  ``np.float64(0.0033)``, ``(1.0, 2.5)``, ``array([...])`` (see :func:`bare_number`).  Printed numbers
+  pass.  Hidden outputs (``hide-output``) count too; removed ones (``remove-output``) are not in the HTML.
 
 Besides, the whole tree (``.html``, ``.js``, ``.css``) must not name a CDN (jsdelivr, unpkg, cdnjs, ...).
 A PNG per page (the full page, up to 12 000 px tall) goes to the screenshots folder.  Exit status: 0 all
@@ -43,6 +57,20 @@ SKIP_DIRS = {"_static", "_sources", "_images", "_downloads", "_sphinx_design_sta
 SCANNED = {".html", ".js", ".css", ".mjs"}
 RAW_MATH = re.compile(r"\\\(|\\\)|\\\[|\$\$|\\begin\{")
 TRACEBACK = "Traceback (most recent call last)"
+# A bare number as a cell's output: numbers (ints, floats, complex, nan, inf) with only brackets, commas and
+# the wrappers numpy / torch / Python print around them: `1.8907248475522083e-14`, `np.float64(0.0033)`,
+# `(1.0, 2.5)`, `array([1., 2.])`, `tensor(0.5, dtype=torch.float64)`, `Fraction(1, 3)`.
+_NUMBER = re.compile(r"[-+]?(?:(?:\d[\d_]*\.?[\d_]*|\.\d+)(?:[eE][-+]?\d+)?j?|nan|inf)(?![\w.])", re.I)
+_WRAPPER = re.compile(r"\b(?:(?:np|numpy|torch)\.\w+|array|tensor|Fraction|Decimal|float|int|complex)\(|"
+                      r"\b(?:dtype|device|requires_grad)=[\w.'\"]+|'[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|nan|inf)'", re.I)
+
+
+def bare_number(text: str) -> bool:
+    """Whether a cell's text/plain output is only a number or a container of numbers (a bare return value)."""
+    rest = _WRAPPER.sub(" ", text.strip())
+    if not _NUMBER.search(rest):
+        return False
+    return not re.sub(r"[\s\[\](),.]+", "", _NUMBER.sub("", rest).replace("...", ""))
 
 
 @dataclass
@@ -138,7 +166,90 @@ const wide = [...document.body.querySelectorAll('*')].map(e => [e, e.getBounding
   .map(([e, r]) => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
        (e.className && typeof e.className === 'string' ? '.' + e.className.trim().split(/\s+/).join('.') : '') +
        ' (right edge ' + Math.round(r.right + window.scrollX) + ' px)');
+// ---- content wider than the article column --------------------------------------------------------------
+const art = document.querySelector('article.bd-article') || document.querySelector('[role=main]') ||
+            document.querySelector('main') || document.body;
+const col = art.getBoundingClientRect();
+const TOL = 2;                                   // px: sub-pixel rounding and italic overhangs are not clipping
+const CODE = 'pre, div.highlight, .cell_input';  // code cells (source and text output) may scroll in their box
+function name(e) {
+  let s = e.tagName.toLowerCase() + (e.id ? '#' + e.id : '');
+  const c = typeof e.className === 'string' ? e.className.trim().split(/\s+/).filter(x => x && !/^(docutils|notranslate|nohighlight|CtxtMenu_Attached_\d+)$/.test(x)) : [];
+  return s + (c.length ? '.' + c.slice(0, 3).join('.') : '');
+}
+function what(e) {                               // what a reader would call it
+  const t = e.matches('table') ? e : e.querySelector('table');
+  if (t) {
+    const head = [...(t.rows[0] ? t.rows[0].cells : [])].map(c => c.textContent.trim());
+    return 'table (' + head.length + ' columns: ' + JSON.stringify(head.join(' | ').slice(0, 70)) + ')';
+  }
+  const m = e.closest('div.math, span.math') || e.querySelector('div.math, span.math, mjx-container');
+  if (m || e.matches('mjx-container')) {
+    const box = m || e, num = box.querySelector('.eqno');
+    const disp = box.matches('div.math') || !!box.querySelector('mjx-container[display=true]') || box.getAttribute('display') === 'true';
+    return (disp ? 'display equation' : 'equation') + (num ? ' ' + num.textContent.replace(/[^\w().-]/g, '') : '') +
+           (box.id ? ' #' + box.id : '');
+  }
+  const img = e.matches('img') ? e : e.querySelector('img');
+  if (img) return 'image ' + (img.getAttribute('src') || '').split('/').pop();
+  return 'block ' + JSON.stringify(e.textContent.trim().replace(/\s+/g, ' ').slice(0, 50));
+}
+function where(e) {
+  const sec = e.closest('section[id]'), cell = e.closest('div.cell');
+  const cells = [...art.querySelectorAll('div.cell')];
+  return (sec ? 'section #' + sec.id : 'top of the page') + (cell ? ', code cell ' + (cells.indexOf(cell) + 1) + ' of ' + cells.length : '');
+}
+function shown(e, r) {
+  if (r.width <= 0 || r.height <= 0) return false;
+  const s = getComputedStyle(e);
+  return s.visibility !== 'hidden';
+}
+function code(e) {                              // a code block, or a box holding nothing but code blocks
+  return !!e.closest(CODE) || (e.children.length > 0 && [...e.children].every(c => c.matches(CODE)));
+}
+function scrollBox(e) { return getComputedStyle(e).overflowX !== 'visible'; }
+// MathJax's speech copy of each formula (mjx-assistive-mml) is an invisible, absolutely positioned box that
+// widens its formula's scrollWidth: out of the layout while measuring
+const hideMml = document.createElement('style');
+hideMml.textContent = 'mjx-assistive-mml { display: none !important; }';
+document.head.appendChild(hideMml);
+const offenders = [], out = new Set();
+const all = [...art.querySelectorAll('*')].filter(e =>
+  !e.closest('mjx-assistive-mml, script, style, template') &&
+  !(e.parentElement && e.parentElement.closest('mjx-container')));   // a formula's glyphs: its container speaks for them
+for (const e of all) {
+  const r = e.getBoundingClientRect();
+  if (!shown(e, r)) continue;
+  const s = getComputedStyle(e);
+  if (s.overflowX !== 'visible' && e.scrollWidth - e.clientWidth > TOL && !code(e)) {
+    offenders.push({what: what(e), el: name(e), where: where(e),
+                    how: (s.overflowX === 'hidden' || s.overflowX === 'clip' ? 'clipped' : 'scrolls sideways') +
+                         ': content ' + e.scrollWidth + ' px wide in a ' + e.clientWidth + '-px box (overflow-x: ' + s.overflowX + ')'});
+    continue;
+  }
+  if (r.right > col.right + TOL || r.left < col.left - TOL) {
+    let a = e.parentElement, boxed = false;
+    for (; a && a !== art; a = a.parentElement) if (scrollBox(a)) { boxed = true; break; }
+    if (!boxed) out.add(e);
+  }
+}
+for (const e of out) {
+  if (out.has(e.parentElement)) continue;        // report the outermost block that sticks out
+  const r = e.getBoundingClientRect();
+  offenders.push({what: what(e), el: name(e), where: where(e),
+                  how: 'sticks out of the column: ' + Math.round(r.width) + ' px wide, x ' + Math.round(r.left) + '–' +
+                       Math.round(r.right) + ' against the column\'s ' + Math.round(col.left) + '–' + Math.round(col.right)});
+}
+hideMml.remove();
+// ---- bare return values: a code cell's text/plain output (myst-nb: .output.text_plain; printed text is .output.stream)
+const bare = [...art.querySelectorAll('div.cell_output > .output.text_plain')].map(o => {
+  const cell = o.closest('div.cell'), src = cell && cell.querySelector('.cell_input pre');
+  return {text: (o.querySelector('pre') || o).textContent.trim(), where: where(o),
+          source: src ? src.textContent.trim().split('\n').slice(-1)[0].slice(0, 80) : ''};
+});
 return {
+  column: {left: Math.round(col.left), right: Math.round(col.right), el: name(art)},
+  offenders: offenders, bare: bare,
   prose: prose.join(' '),
   math: mathEls.length,
   mjx: document.querySelectorAll('mjx-container').length,
@@ -202,6 +313,15 @@ def check_page(drv, root: Path, page: Path, shots: Path) -> PageReport:
         rep.problems.append(f"{len(links)} broken local link(s): {', '.join(links[:8])}")
     if r["traceback"]:
         rep.problems.append("a Python traceback / error output is on the page")
+    col = r["column"]
+    for o in r["offenders"]:
+        rep.problems.append(f"wider than the article column ({col['el']}, x {col['left']}–{col['right']} px): "
+                            f"{o['what']} [{o['el']}; {o['where']}] {o['how']}")
+    for b in r["bare"]:
+        if bare_number(b["text"]):
+            rep.problems.append(f"bare return value under a code cell [{b['where']}; its last line "
+                                f"{b['source']!r}]: {' '.join(b['text'].split())[:80]!r} (end the cell with ';' or "
+                                "assign the value)")
     if r["scrollWidth"] > r["clientWidth"]:
         rep.problems.append(f"page wider than the {r['clientWidth']} px viewport: scrollWidth {r['scrollWidth']} px"
                             + (f"; sticking out: {'; '.join(r['wide'])}" if r["wide"] else ""))

@@ -1,11 +1,27 @@
-"""Command line: ``python -m eaglebook.bench {train,centralized,sketched,real,ablations} [--json out.json]``."""
+"""Command line: ``python -m eaglebook.bench PART [options]``, PART one of train, centralized, sketched,
+real, ablations, floor; ``python -m eaglebook.bench PART --help`` lists that part's options.
+
+Every part prints a summary table (method, iterations, time, error, status) on standard output;
+``--json FILE`` writes the full results as JSON to FILE (the only JSON output); progress bars go to
+standard error (``--quiet`` turns them off).
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
+
+PART_HELP = {
+    "train": "ms per training step against its matrix-product floor, per regime",
+    "centralized": "(a) the κ sweep, the headline n = 240 run, EAGLE vs lstsq as n grows (the paper's §5.1)",
+    "sketched": "(b) iterations vs n/r, per-iteration time at s = n…n/8, EAGLE vs SGD and RandSketch+CG (§5.3)",
+    "real": "(c) the paper's Table 2 set-up on HB/illc1850 or a Matrix Market file (§5.4)",
+    "ablations": "(d) six data distributions, noise with early stopping, the step-size grid (App. E.3)",
+    "floor": "the whole default solve against the GEMM floor of its iterations, factorisations per regime",
+}
 
 
 def _jsonable(x):
@@ -25,47 +41,198 @@ def _jsonable(x):
     return str(x)
 
 
-def main(argv=None) -> None:
-    from . import harness, train
+def _positive_int(s):
+    v = int(s)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s}")
+    return v
+
+
+def _positive_float(s):
+    v = float(s)
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"must be a number > 0, got {s}")
+    return v
+
+
+def _ints(s):
+    try:
+        vs = tuple(int(x) for x in s.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated integers, got {s!r}") from None
+    if not vs or min(vs) < 2:
+        raise argparse.ArgumentTypeError(f"must be comma-separated integers >= 2, got {s!r}")
+    return vs
+
+
+def _floats(s):
+    try:
+        vs = tuple(float(x) for x in s.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, got {s!r}") from None
+    if not vs or min(vs) < 1:
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers >= 1, got {s!r}")
+    return vs
+
+
+# the size options of each part: (flag, BenchSizes field, type, help)
+SIZES = {
+    "centralized": [("--n", "central_n", _positive_int, "n = d of the κ sweep"),
+                    ("--kappas", "kappas", _floats, "condition numbers of the sweep, comma-separated"),
+                    ("--sizes", "size_ns", _ints, "n of the EAGLE-vs-lstsq size series, comma-separated"),
+                    ("--headline-n", "headline_n", _positive_int, "n of the headline run (κ = 1e4, to 1e-6)"),
+                    ("--overhead-iters", "overhead_iters", _positive_int, "iterations per method for the overhead")],
+    "sketched": [("--n", "sketch_n", _positive_int, "n = d of the r sweep (r = n/8 … n)"),
+                 ("--kappa", "sketch_kappa", _positive_float, "condition number of the r sweep"),
+                 ("--timing-n", "sketch_timing_n", _positive_int, "n of the per-iteration timings at s = n … n/8"),
+                 ("--timing-iters", "sketch_timing_iters", _positive_int, "iterations per timing"),
+                 ("--headline-n", "headline_n", _positive_int, "n of the comparison with RandSketch+CG")],
+    "real": [("--max-cols", "real_max_cols", _positive_int, "use only the matrix's first columns")],
+    "ablations": [("--n", "ablation_n", _positive_int, "n = d of the distributions and the noise runs"),
+                  ("--instances", "ablation_instances", _positive_int, "instances of the step-size grid"),
+                  ("--grid-points", "grid_points", _positive_int, "factors in [0.2, 2] of the step-size grid")],
+}
+COMMON_SIZES = [("--time-limit", "time_limit", _positive_float, "seconds per iterative run"),
+                ("--max-iter", "max_iter", _positive_int, "iterations per iterative run"),
+                ("--repeats", "repeats", _positive_int, "timing repeats (median)")]
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m eaglebook.bench",
-                                 description="Benchmarks of eaglebook (training step; EAGLE against baselines).")
-    ap.add_argument("what", choices=("train",) + harness.PARTS)
-    ap.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
-    ap.add_argument("--profile", default=None, choices=("paper", "ci"),
-                    help="sizes: paper (the paper's) or ci (small); default $EAGLEBOOK_PROFILE or paper")
-    ap.add_argument("--matrix", metavar="FILE.mtx", help="real: a Matrix Market file instead of HB/illc1850")
-    ap.add_argument("--threads", type=int, default=None, help="BLAS and torch threads (default 1)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--quiet", action="store_true", help="no progress bars")
-    train.add_arguments(ap)
+                                 description="Benchmarks of eaglebook (training step; EAGLE against baselines; the "
+                                             "solver's GEMM floor).  `python -m eaglebook.bench PART --help` lists a "
+                                             "part's options.")
+    sub = ap.add_subparsers(dest="what", metavar="PART", required=True)
+    from . import train
+    for part, text in PART_HELP.items():
+        p = sub.add_parser(part, help=text, description=f"{part}: {text}.  Prints a summary table; --json FILE "
+                                                         f"writes the full results.")
+        p.add_argument("--json", metavar="FILE", help="write the full results as JSON to FILE")
+        p.add_argument("--threads", type=_positive_int, default=None, help="BLAS and torch threads (default 1)")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
+        if part == "train":
+            train.add_arguments(p)
+            continue
+        p.add_argument("--seed", type=int, default=0)
+        if part == "floor":
+            p.add_argument("--n", type=_positive_int, default=960, help="n = d of the problem (default 960)")
+            p.add_argument("--kappa", type=_positive_float, default=1e4, help="condition number (default 1e4)")
+            p.add_argument("--repeats", type=_positive_int, default=5, help="interleaved repeats (default 5)")
+            p.add_argument("--sketch-n", type=_positive_int, default=None,
+                           help="n of the sketched set-up and per-iteration timings (default: --n)")
+            p.add_argument("--machines", type=_positive_int, default=3, help="machines of the distributed count")
+            continue
+        p.add_argument("--profile", default=None, choices=("paper", "ci"),
+                       help="sizes: paper (the paper's) or ci (small); default $EAGLEBOOK_PROFILE or paper; the "
+                            "size options below override single sizes")
+        if part == "real":
+            p.add_argument("--matrix", metavar="FILE.mtx", help="a Matrix Market file instead of HB/illc1850")
+        g = p.add_argument_group("sizes")
+        for flag, fieldname, typ, text in SIZES[part] + COMMON_SIZES:
+            meta = {_positive_int: "N", _positive_float: "X", _ints: "N,N,...", _floats: "X,X,..."}[typ]
+            g.add_argument(flag, dest=f"size_{fieldname}", type=typ, default=None, metavar=meta, help=text)
+    return ap
+
+
+# ---------------------------------------------------------------------------------------------- the summary table
+def _fmt(v, spec):
+    if v is None:
+        return "—"
+    if isinstance(v, str):
+        return v
+    return format(v, spec)
+
+
+def _rows_of(runs: dict, prefix: str = "") -> list:
+    out = []
+    for name, r in runs.items():
+        if not isinstance(r, dict) or "iterations" not in r:
+            continue
+        t = r.get("median_time") or r.get("elapsed")
+        out.append((prefix + name, r.get("iterations"), t, r.get("final"), r.get("status")))
+    return out
+
+
+def table_rows(part: str, res: dict) -> list:
+    """(method, iterations, time [s], error, status) rows of one part's results."""
+    R = res["results"] if "results" in res else res
+    rows = []
+    if part == "centralized":
+        for row in R.get("sweep", []):
+            lab = f"κ={row['kappa']:.0e} {'rank n/2' if row['rank_deficient'] else 'full'}: "
+            rows += _rows_of(row["runs"], lab)
+        if R.get("headline"):
+            rows += _rows_of(R["headline"]["runs"], f"headline n={R['headline']['n']}: ")
+        for s in R.get("sizes", []):
+            rows += _rows_of({"EAGLE": s["eagle"]}, f"size n={s['n']}: ")
+    elif part == "sketched":
+        for r in R.get("r_sweep", []):
+            rows += _rows_of({"EAGLE": r["eagle"], "SGD": r["sgd"]}, f"r={r['r']}: ")
+        if R.get("vs_randsketch"):
+            rows += _rows_of(R["vs_randsketch"]["runs"], "vs RandSketch+CG: ")
+    elif part == "real":
+        rows += _rows_of(R.get("runs", {}), f"{R.get('matrix', '')}: ")
+    elif part == "ablations":
+        for dst in R.get("distributions", []):
+            rows += _rows_of(dst["runs"], f"{dst['kind']}: ")
+        for nz in R.get("noise", []):
+            rows += _rows_of(nz["runs"], f"noise {'rank n/2' if nz['rank_deficient'] else 'full'}: ")
+    return rows
+
+
+def print_table(rows: list, file=sys.stdout) -> None:
+    head = ("method", "iterations", "time [s]", "error", "status")
+    cells = [(str(m), _fmt(i, "d") if isinstance(i, int) else _fmt(i, ".0f"), _fmt(t, ".4g"), _fmt(e, ".2e"),
+              _fmt(s, "s")) for m, i, t, e, s in rows]
+    widths = [max(len(h), *(len(c[k]) for c in cells)) if cells else len(h) for k, h in enumerate(head)]
+    line = "  ".join(h.ljust(w) if k in (0, 4) else h.rjust(w) for k, (h, w) in enumerate(zip(head, widths)))
+    print(line, file=file)
+    print("  ".join("-" * w for w in widths), file=file)
+    for c in cells:
+        print("  ".join(x.ljust(w) if k in (0, 4) else x.rjust(w) for k, (x, w) in enumerate(zip(c, widths))),
+              file=file)
+
+
+def main(argv=None) -> None:
+    ap = parser()
     a = ap.parse_args(argv)
+    out = None
     if a.what == "train":
+        from . import train
         train.run_cli(a)
         return
-    from .. import config
-    if a.matrix is not None and a.what != "real":
-        ap.error("--matrix is only for `real`")
-    if a.matrix is not None:
-        from .realdata import load_matrix_market
+    if a.what == "floor":
+        from ..solver import bench as sb
+        out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
+                             sketch_ns=a.sketch_n, machines=a.machines)
+        print(sb.summary(out))
+    else:
+        from .. import config
+        from . import harness
+        matrix = getattr(a, "matrix", None)
+        if matrix is not None:
+            from .realdata import load_matrix_market
+            try:
+                load_matrix_market(matrix)          # fail early, with the loader's message
+            except ValueError as e:
+                print(f"error: {e}", file=sys.stderr)
+                raise SystemExit(2) from None
+        sizes = config.get(a.profile).bench
+        over = {k[5:]: v for k, v in vars(a).items() if k.startswith("size_") and v is not None}
+        if over:
+            sizes = dataclasses.replace(sizes, **over)
         try:
-            load_matrix_market(a.matrix)          # fail early, with the loader's message
+            cfg = harness.BenchConfig(part=a.what, sizes=sizes, seed=a.seed, threads=a.threads or 1, matrix=matrix)
         except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            raise SystemExit(2) from None
-    prof = config.get(a.profile)
-    try:
-        cfg = harness.BenchConfig(part=a.what, sizes=prof.bench, seed=a.seed, threads=a.threads or 1, matrix=a.matrix)
-    except ValueError as e:
-        ap.error(str(e))
-    out = harness.run(cfg, progress=not a.quiet)
-    out = _jsonable(out)
-    text = json.dumps(out, indent=1)
+            ap.error(str(e))
+        out = harness.run(cfg, progress=not a.quiet)
+        print(f"{a.what}: {out['wall_seconds']:.1f} s on {out['environment']['threads']} thread(s), load average "
+              f"{out['environment']['load_average']}")
+        print_table(table_rows(a.what, out))
     if a.json:
         with open(a.json, "w") as f:
-            f.write(text)
-        print(f"wrote {a.json} ({out['wall_seconds']:.1f} s)", file=sys.stderr)
-    else:
-        print(text)
+            f.write(json.dumps(_jsonable(out), indent=1))
+        print(f"wrote {a.json}", file=sys.stderr)
 
 
 if __name__ == "__main__":

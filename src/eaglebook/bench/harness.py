@@ -18,6 +18,7 @@ matrices are small, and a shared 2-core machine makes two threads spin).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import platform
@@ -25,6 +26,7 @@ import statistics
 import sys
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,19 +37,38 @@ from ..solver import baselines as bl
 PARTS = ("centralized", "sketched", "real", "ablations")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
-SCHEMA = 3
+#: The package modules whose source decides what the harness measures (their hash is part of the cache key).
+SOURCES = ("solver", "bench", "tasks.py", "config.py", "_arrays.py", "data")
+
+
+def source_hash(sources=SOURCES) -> str:
+    """SHA-256 (first 16 hex digits) of the package's source files (and data files) under ``sources``
+    (paths relative to the package): any change to what the harness runs gives a new cache key."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for s in sources:
+        p = root / s
+        files = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".py", ".mtx", ".txt")
+                       and "__pycache__" not in q.parts) if p.is_dir() else ([p] if p.is_file() else [])
+        for f in files:
+            h.update(f.relative_to(root).as_posix().encode())
+            h.update(b"\0")
+            h.update(f.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
 class BenchConfig:
-    """Everything that determines one part's results (the cache key of the chapter)."""
+    """Everything that determines one part's results (the cache key of the chapter): the part, its sizes,
+    seed, threads, matrix, and :func:`source_hash` of the code that runs it."""
 
     part: str
     sizes: config.BenchSizes = field(default_factory=config.BenchSizes)
     seed: int = 0
     threads: int = 1
     matrix: str | None = None       # real: a Matrix Market file instead of illc1850
-    schema: int = SCHEMA            # bumped when the harness changes what it measures (invalidates the cache)
+    source: str = field(default_factory=source_hash)   # the harness's and the solvers' source
 
     def __post_init__(self):
         config.choice("part", self.part, PARTS)
@@ -168,36 +189,19 @@ def _lstsq_time(A, B, C, ref, repeats=3) -> float:
 
 
 def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficient=False, seed=0, **extra):
-    common = dict(reference=ref, target=target, max_iter=S.max_iter, time_limit=S.time_limit)
-    if name == "EAGLE":   # its own rule too: stop when D stagnates (at the reference's own accuracy for large κ)
-        return bl.eagle(A, B, C, **common, seed=seed, tol=extra.pop("tol", 1e-14), **extra)
-    if name == "GD":
-        return bl.gd(A, B, C, **common, ridge=1e-3 if rank_deficient else 0.0, seed=seed)
-    if name == "CG":
-        return bl.cgls(A, B, C, **common)
-    if name == "LSQR":
-        return bl.lsqr(A, B, C, **common)
-    if name == "LSMR":
-        return bl.lsmr(A, B, C, **common)
-    if name == "RandSketch+CG":
-        return bl.randsketch_cg(A, B, C, **common, seed=seed)
-    if name == "GD++":
-        return bl.gdpp(A, B, C, reference=ref, target=target, layers=60, seed=seed)
-    if name == "SGD":
-        return bl.sgd(A, B, C, **common, ridge=1e-3 if rank_deficient else 0.0, seed=seed, **extra)
-    raise ValueError(f"unknown method {name!r}")
+    """Run the registry's method ``name`` (:data:`eaglebook.solver.baselines.REGISTRY`) with the part's limits."""
+    return bl.REGISTRY[name].run(A, B, C, reference=ref, target=target, max_iter=S.max_iter, time_limit=S.time_limit,
+                                 seed=seed, rank_deficient=rank_deficient, **extra)
 
 
-ITERATIVE = ("EAGLE", "GD", "CG", "LSQR", "LSMR", "RandSketch+CG", "GD++")
-DIRECT = {"lstsq (numpy)": dict(backend="numpy"), "lstsq (scipy)": dict(backend="scipy"),
-          "lstsq (torch)": dict(backend="torch"), "SVD": None}
+#: The methods of the κ sweep: every direct and every (unsketched) iterative method of the registry.
+ITERATIVE = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "iterative")
+DIRECT = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "direct")
 TODO: dict = {}
 
 
 def _direct(name, A, B, C, ref):
-    if name == "SVD":
-        return bl.svd(A, B, C, reference=ref)
-    return bl.lstsq(A, B, C, reference=ref, **DIRECT[name])
+    return bl.REGISTRY[name].run(A, B, C, reference=ref)
 
 
 def _bar(it, progress: bool, desc: str):
@@ -386,16 +390,13 @@ def sketched(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict
 
 # ---------------------------------------------------------------------------------------------- (c) real
 def real(S: config.BenchSizes, seed: int = 0, progress: bool = True, matrix: str | None = None) -> dict:
-    """(c) The paper's Table 2 set-up (§5.4) on HB/illc1850 from SciPy's test data, or on ``matrix``
+    """(c) The paper's Table 2 set-up (§5.4) on HB/illc1850 (shipped with the package), or on ``matrix``
     (a Matrix Market file): EAGLE, SVD, lstsq, CG and LSMR to ‖wA − B‖² ≤ 1e-3‖B‖²."""
     from . import realdata
     if matrix is not None:
         M, name, max_cols = realdata.load_matrix_market(matrix), os.path.basename(matrix), None
     else:
         M, name, max_cols = realdata.illc1850(), "HB/illc1850", S.real_max_cols
-        if M is None:
-            return dict(available=False, note="this SciPy does not ship HB/illc1850 (propack_test_data.npz); "
-                                              "run `python -m eaglebook.bench real --matrix file.mtx`")
     P = realdata.table2_problem(M, max_cols=max_cols, seed=seed)
     A, B, C = P["A"], P["B"], P["C"]
     target = 1e-3

@@ -1,11 +1,12 @@
-"""Real matrices for the paper's Table 2 set-up (§5.4): a Matrix Market loader, SciPy's copy of
-SuiteSparse HB/illc1850, and the reduction of a low-rank matrix to a full-rank system w A = B.
+"""Real matrices for the paper's Table 2 set-up (§5.4): a Matrix Market loader, SuiteSparse HB/illc1850
+(shipped with the package as a Matrix Market file), and the reduction of a low-rank matrix to a full-rank
+system w A = B.
 
 * :func:`load_matrix_market` reads any ``.mtx`` file (``scipy.io.mmread``) and refuses, with a
   ``ValueError`` naming the file, one that is missing, malformed, complex or has no numeric values.
-* :func:`illc1850` returns HB/illc1850 (1850×712) from SciPy's PROPACK test data, or None when this SciPy
-  does not ship it.  The file stores a pickled sparse matrix; it is read with an unpickler that admits
-  only the four NumPy/SciPy classes that file needs, so it cannot run code.
+* :func:`illc1850` returns HB/illc1850 (1850×712) from ``eaglebook/data/illc1850.mtx``: the Harwell–Boeing
+  least-squares matrix ILLC1850 from the SuiteSparse Matrix Collection (CC-BY 4.0; the file's header
+  gives its provenance).
 * :func:`table2_problem` permutes rows and columns so that an r×r block A (r = the numerical rank) is
   nonsingular, keeps one further row as B (the paper reduces B and D to a single row), and sets C = I_r,
   so that the completion D = B A^† C *is* the solution w of w A = B.  The paper's stopping rule is
@@ -14,11 +15,8 @@ SuiteSparse HB/illc1850, and the reduction of a low-rank matrix to a full-rank s
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import pickle
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -71,47 +69,18 @@ def load_matrix_market(path) -> scipy.sparse.csr_array | np.ndarray:
     return M.astype(np.float64)
 
 
-def illc1850_path() -> Path | None:
-    """Where SciPy keeps its PROPACK test data (HB/illc1850 as ``A_real``), or None."""
-    import scipy.sparse.linalg as spla
-    p = Path(spla.__file__).parent / "tests" / "propack_test_data.npz"
-    return p if p.is_file() else None
+def illc1850_path() -> Path:
+    """The Matrix Market file of HB/illc1850 shipped with the package (``eaglebook/data/illc1850.mtx``; its
+    header says where it comes from: the SuiteSparse Matrix Collection, CC-BY 4.0)."""
+    return Path(__file__).resolve().parents[1] / "data" / "illc1850.mtx"
 
 
-_ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
-            ("numpy._core.multiarray", "_reconstruct"), ("scipy.sparse._coo", "coo_matrix"),
-            ("scipy.sparse.coo", "coo_matrix")}
-
-
-class _SafeUnpickler(pickle.Unpickler):
-    def find_class(self, module, name):
-        if (module, name) not in _ALLOWED:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name} from the test data")
-        if name == "_reconstruct":
-            from numpy._core.multiarray import _reconstruct
-            return _reconstruct
-        if name == "coo_matrix":
-            return scipy.sparse.coo_matrix
-        return getattr(np, name)
-
-
-def illc1850() -> scipy.sparse.csr_array | None:
-    """HB/illc1850 (1850×712, SuiteSparse) from SciPy's test data, or None if this SciPy lacks it."""
-    p = illc1850_path()
-    if p is None:
-        return None
-    try:
-        with zipfile.ZipFile(p) as z, z.open("A_real.npy") as f:
-            version = np.lib.format.read_magic(f)
-            (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
-            # the payload after the header is a pickle
-            obj = _SafeUnpickler(io.BytesIO(f.read())).load()
-    except (KeyError, OSError, pickle.UnpicklingError, ValueError, AttributeError):
-        return None
-    coo = obj.item() if isinstance(obj, np.ndarray) else obj
-    coo = scipy.sparse.coo_matrix(coo)
-    M = scipy.sparse.csr_array((np.asarray(coo.data, dtype=np.float64), (coo.row, coo.col)), shape=coo.shape)
-    return M if M.shape == (1850, 712) else None
+def illc1850() -> scipy.sparse.csr_array:
+    """HB/illc1850 (1850×712, SuiteSparse), read with :func:`load_matrix_market` from the package's copy."""
+    M = load_matrix_market(illc1850_path())
+    if M.shape != (1850, 712):
+        raise ValueError(f"{illc1850_path()}: expected a 1850×712 matrix, got {M.shape}")
+    return M
 
 
 def table2_problem(M, *, max_cols: int | None = None, rtol: float | None = None, seed: int = 0) -> dict:

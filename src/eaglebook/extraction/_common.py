@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .. import tasks
+from .. import regimes, tasks
 from ..config import TaskConfig
 from ..models import LinearTransformer
 
@@ -41,12 +41,20 @@ def check_levels(levels, name="levels") -> int:
     return int(levels)
 
 
-def check_model(model, *regimes) -> LinearTransformer:
+#: What a function may need of a model's regime (a capability of :class:`eaglebook.regimes.Regime`), in words.
+NEEDS = {"refactorable": "products that can be written back as weights",
+         "sketched": "a sketched model (rank-r sketch blocks)",
+         "prunable": "a model with independent heads"}
+
+
+def check_model(model, need: str | None = None) -> LinearTransformer:
+    """``model`` if it is a LinearTransformer whose regime has the capability ``need`` (a key of :data:`NEEDS`)."""
     if not isinstance(model, LinearTransformer):
         raise TypeError(f"argument model must be a LinearTransformer, got {type(model).__name__}")
-    if regimes and model.regime not in regimes:
-        raise ValueError(f"argument model has regime {model.regime!r}; this function needs "
-                         f"{' or '.join(repr(r) for r in regimes)}")
+    if need is not None and not getattr(model.rg, need):
+        ok = [r for r in regimes.names() if getattr(regimes.get(r), need)]
+        raise ValueError(f"argument model has regime {model.regime!r}; this function needs {NEEDS[need]} "
+                         f"(regime {' or '.join(repr(r) for r in ok)})")
     return model
 
 

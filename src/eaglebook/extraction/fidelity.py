@@ -7,11 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .. import solver, tasks
+from .. import tasks
 from ..config import TaskConfig
-from .._arrays import from_machines, to_machines
 from ..models import LinearTransformer
-from ..solver.update import combine, step, update
 from ._common import check_model, check_task, as_batch, model64, mse_stats
 from .scalars import Alphas, alphas
 
@@ -19,8 +17,10 @@ from .scalars import Alphas, alphas
 def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Alphas | None = None) -> list[torch.Tensor]:
     """The extracted algorithm's iterates Ẑ_0..Ẑ_L (float64, common layout, raw-transformer D sign).
 
-    Every regime runs the one UPDATE of :mod:`eaglebook.solver.update` with the layer's coefficients.
-    unconstrained: :func:`eaglebook.solver.layerwise` with (c_AB, c_CD) = (ab, cd), ``readout="transformer"``.
+    Every regime runs the one UPDATE of :mod:`eaglebook.solver.update` with the layer's coefficients
+    (:meth:`eaglebook.regimes.Regime.iterate`).
+    unconstrained: the UPDATE with (c_AB, c_CD) = (ab, cd) and the transformer's D sign (as
+    :func:`eaglebook.solver.layerwise` with ``readout="transformer"``).
     sketched: the same with the layer's projector P_ℓ as the sketch.
     distributed: every machine ν updates its own A^ν, B^ν with c_AB and its copies of C, D with
     c_CD·A^ν A^νᵀ C^ν + a1·b·Σ_{μ≠ν} A^μ A^μᵀ C^μ (D likewise with B^μ); the common layout averages
@@ -31,28 +31,7 @@ def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Al
     al = alphas(model) if al is None else al
     Z = as_batch("Z0", Z0, task)
     A, B, C, D = tasks.split(Z, task)
-    c_ab, c_cd = [float(c) for c in al.ab], [float(c) for c in al.cd]
-    if model.regime == "unconstrained":
-        its = solver.layerwise(A, B, C, list(zip(c_ab, c_cd)), D=D, readout="transformer")
-        return [tasks.assemble(*it) for it in its]
-    out = [Z.clone()]
-    if model.regime == "sketched":        # the layer's projector P_ℓ = S_ℓ S_ℓᵀ as the sketch
-        for l in range(model.L):
-            P = torch.from_numpy(np.asarray(al.P[l], dtype=np.float64))
-            A, B, C, D = update(A, B, C, D, -c_ab[l], -c_cd[l], S=P, d_scale=-1.0)
-            out.append(tasks.assemble(A, B, C, D))
-        return out
-    # distributed: machine μ updates its own A^μ, B^μ and sends its C, D directions; copy ν adds its own
-    # with weight c_CD and the others' with the "other" coefficient a1·b (the self/other projection)
-    M = model.machines
-    Am, Bm = to_machines(A, M), to_machines(B, M)                     # (batch, M, ·, n_μ)
-    Cm, Dm = (x[:, None].expand(x.shape[0], M, *x.shape[1:]) for x in (C, D))
-    for l in range(model.L):
-        Am, Bm, dC, dD = step(Am, Bm, Cm, Dm, -c_ab[l], 1.0, d_scale=-1.0)   # dC = −A Aᵀ C, dD = −B Aᵀ C
-        Cm = combine(Cm, dC, self_weight=-c_cd[l], other_weight=-float(al.cd_other[l]))
-        Dm = combine(Dm, dD, self_weight=-c_cd[l], other_weight=-float(al.cd_other[l]))
-        out.append(tasks.assemble(from_machines(Am), from_machines(Bm), Cm.mean(1), Dm.mean(1)))
-    return out
+    return [tasks.assemble(*it) for it in model.rg.iterate(model, A, B, C, D, al)]   # see eaglebook.regimes
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,13 +13,13 @@ from ._common import check_model, check_task, as_batch, model64
 
 
 def head_ablation(model: LinearTransformer, X_clean, X_obs, task: TaskConfig) -> dict[str, Any]:
-    """Test MSE keeping only head h, for every head (unconstrained).  Float64.
+    """Test MSE keeping only head h, for every head (a regime with independent heads: unconstrained).  Float64.
 
     Returns ``{'head': (H,), 'mse_mean': (H,), 'mse_median': (H,), 'frac_worse_than_zero': (H,),
     'full_mean', 'full_median', 'zero_mse'}``.
     """
     from ..training import evaluate
-    check_model(model, "unconstrained")
+    check_model(model, "prunable")
     check_task(task, model)
     Xc, Xo = as_batch("X_clean", X_clean, task), as_batch("X_obs", X_obs, task)
     m64 = model64(model)

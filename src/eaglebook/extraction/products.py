@@ -10,7 +10,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 import torch
 
-from .. import tasks
+from .. import regimes, tasks
 from ..config import TaskConfig
 from ..models import LinearTransformer
 from ._common import np64, like, check_factor, check_levels, check_model, check_task, as_batch, model64, mse_stats, F64
@@ -108,42 +108,25 @@ def layer_products(model: LinearTransformer, layer: int, head: int | None = None
     (``head`` ignored).  ``layer`` must be in 0..L−1 (``ValueError`` naming ``layer`` otherwise).
     """
     check_model(model)
-    if head is not None and model.regime != "distributed":
+    if model.rg.heads_share_weights:
+        head = None
+    elif head is not None:
         if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not (0 <= head < model.W_Q.shape[1]):
             raise ValueError(f"argument head={head!r} must be an integer in 0..{model.W_Q.shape[1] - 1}")
-    if model.regime == "distributed":
-        head = None
     return np64(model.qk(layer, head)), np64(model.vp(layer, head))
 
 
-def _check_products(regime: str, wqk, wvp, task: TaskConfig) -> tuple[list[np.ndarray], list[np.ndarray], int]:
-    """Normalise to per-layer (H, F, F) arrays; return them and the number of machines (1 unless distributed)."""
-    if regime not in ("unconstrained", "sketched", "distributed"):
-        raise ValueError(f"argument regime={regime!r} must be 'unconstrained', 'sketched' or 'distributed'")
+def _check_products(regime: str, wqk, wvp, task: TaskConfig):
+    """Normalise to per-layer (H, F, F) arrays; return them, the regime and its number of feature blocks
+    (machines; 1 unless distributed)."""
+    rg = regimes.get(regime)
     qs = [np.asarray(np64(q)) for q in wqk]
     vs = [np.asarray(np64(v)) for v in wvp]
     if len(qs) != len(vs) or not qs:
         raise ValueError(f"arguments wqk and wvp must list the same number (>= 1) of layers, got {len(qs)} and {len(vs)}")
     qs = [q[None] if q.ndim == 2 else q for q in qs]
     vs = [v[None] if v.ndim == 2 else v for v in vs]
-    n, np_ = task.n, task.n_prime
-    M = 1
-    if regime == "distributed":
-        Fm = qs[0].shape[-1]
-        nm = Fm - np_
-        if nm < 1 or n % nm:
-            raise ValueError(f"argument wqk has blocks of size {Fm}, which is not n_μ + n' for an n_μ dividing n={n}")
-        M = n // nm
-        for l, (q, v) in enumerate(zip(qs, vs)):
-            if q.shape != (1, Fm, Fm) or v.shape != (2, Fm, Fm):
-                raise ValueError(f"argument wqk/wvp layer {l}: expected shapes (1, {Fm}, {Fm}) and (2, {Fm}, {Fm}), "
-                                 f"got {q.shape} and {v.shape}")
-    else:
-        F = n + np_
-        for l, (q, v) in enumerate(zip(qs, vs)):
-            if q.ndim != 3 or q.shape[1:] != (F, F) or v.shape != q.shape:
-                raise ValueError(f"argument wqk/wvp layer {l}: expected (heads, {F}, {F}) for both, got {q.shape} and {v.shape}")
-    return qs, vs, M
+    return qs, vs, rg, rg.check_products(qs, vs, task)
 
 
 def forward_products(wqk, wvp, Z0, task: TaskConfig, *, regime: str = "unconstrained",
@@ -160,38 +143,12 @@ def forward_products(wqk, wvp, Z0, task: TaskConfig, *, regime: str = "unconstra
     (batch, d', n') as a float64 tensor, or with ``activations=True`` the list Z_0..Z_L in the common
     layout (distributed: C and D averaged over the machines' copies).
     """
-    qs, vs, M = _check_products(regime, wqk, wvp, task)
+    qs, vs, rg, M = _check_products(regime, wqk, wvp, task)
     Z = as_batch("Z0", Z0, task)
     qs = [torch.from_numpy(q) for q in qs]
     vs = [torch.from_numpy(v) for v in vs]
-    d, n = task.d, task.n
-    Bn, T = Z.shape[:2]
-    if regime != "distributed":
-        acts = [Z]
-        for q, v in zip(qs, vs):
-            Zk = Z[:, :d]
-            G = Zk.transpose(1, 2) @ Zk
-            upd = sum((Z @ q[h]) @ G @ v[h] for h in range(q.shape[0]))
-            Z = Z + upd
-            acts.append(Z)
-        return acts if activations else -Z[:, d:, n:]
-    nm = n // M
-    data = Z[..., :n].reshape(Bn, T, M, nm).permute(0, 2, 1, 3)
-    query = Z[:, None, :, n:].expand(Bn, M, T, task.n_prime)
-    Zm = torch.cat([data, query], -1)                                  # (B, M, T, F_μ)
-
-    def common(Zm):
-        dat = Zm[..., :nm].permute(0, 2, 1, 3).reshape(Bn, T, n)
-        return torch.cat([dat, Zm[..., nm:].mean(1)], -1)
-
-    acts = [common(Zm)]
-    for q, v in zip(qs, vs):
-        Zk = Zm[:, :, :d]
-        G = Zk.transpose(-1, -2) @ Zk
-        O = (Zm @ q[0]) @ G
-        Zm = Zm + O @ (v[0] - v[1]) + O.sum(1, keepdim=True) @ v[1]
-        acts.append(common(Zm))
-    return acts if activations else -acts[-1][:, d:, n:]
+    acts = rg.forward_products(qs, vs, Z, task, M)                     # the regime's layer, see eaglebook.regimes
+    return acts if activations else -acts[-1][:, task.d:, task.n:]
 
 
 def run_products(prod: Products, Z0, task: TaskConfig, *, activations: bool = False):
@@ -202,16 +159,7 @@ def run_products(prod: Products, Z0, task: TaskConfig, *, activations: bool = Fa
 def _map_products(prod: Products, f_qk, f_vp) -> Products:
     """Apply ``f_qk`` to every W_QK matrix and ``f_vp`` to every W_VP^μ (distributed: [self | other] jointly)."""
     wqk = np.stack([[f_qk(q) for q in layer] for layer in prod.wqk])
-    if prod.regime == "distributed":
-        out = []
-        for s, o in prod.wvp:
-            F = s.shape[1]
-            j = f_vp(np.concatenate([s, o], 1))
-            out.append([j[:, :F], j[:, F:]])
-        wvp = np.asarray(out)
-    else:
-        wvp = np.stack([[f_vp(v) for v in layer] for layer in prod.wvp])
-    return Products(prod.regime, wqk, wvp)
+    return Products(prod.regime, wqk, regimes.get(prod.regime).map_vp(prod.wvp, f_vp))
 
 
 def sparsified_products(prod: Products, factor: float = 1.5) -> Products:
@@ -231,14 +179,15 @@ def quantized_products(prod: Products, *, factor: float | None = 1.5, levels_qk:
 
 
 def from_products(model: LinearTransformer, prod: Products) -> LinearTransformer:
-    """A copy of ``model`` (unconstrained or distributed) whose products equal ``prod``.
+    """A copy of ``model`` whose products equal ``prod`` (a regime that can hold any product: unconstrained,
+    distributed; see :attr:`eaglebook.regimes.Regime.refactorable`).
 
     Factorisation: W_Q = W_QK, W_K = I, W_V = I, W_P = W_VPᵀ (per head; distributed: W_P[:, 0] = selfᵀ,
     W_P[:, 1] = otherᵀ).  Any factorisation with the same products computes the same function.  The
     sketched regime cannot hold a product of rank > r: use :func:`forward_products` instead.
     """
-    check_model(model, "unconstrained", "distributed")
-    if prod.regime != model.regime:
+    check_model(model, "refactorable")
+    if regimes.get(prod.regime) is not model.rg:
         raise ValueError(f"argument prod has regime {prod.regime!r}, the model {model.regime!r}")
     m = copy.deepcopy(model)
     p = next(m.parameters())
@@ -263,7 +212,7 @@ def quantized_model(model: LinearTransformer, *, factor: float = 1.5, levels_qk:
     Unconstrained (per head) and distributed (shared block; W_VP^μ = [self | other] jointly) only: the
     paper quantises these two regimes, and the sketched W_Q (n+n')×r cannot carry a full-rank product.
     """
-    check_model(model, "unconstrained", "distributed")
+    check_model(model, "refactorable")
     return from_products(model, quantized_products(products(model), factor=factor, levels_qk=levels_qk,
                                                    levels_vp=levels_vp))
 

@@ -1,5 +1,6 @@
 """The sketched regime's structure (the paper's Fig. 4): per-layer sketch projectors, spectra and
-the relative difference between the rescaled W_QK and W_VP sketch blocks."""
+the relative difference between the rescaled W_QK and W_VP sketch blocks.  (What differs between the
+regimes themselves lives in :mod:`eaglebook.regimes`.)"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..models import LinearTransformer
+from ..regimes import top_projector
 from ._common import check_model
 from .products import products
 
@@ -41,14 +43,6 @@ class SketchLayer:
     entries_reference: np.ndarray
 
 
-def _top_projector(Q: np.ndarray, r: int) -> np.ndarray:
-    Qs = (Q + Q.T) / 2
-    ev, U = np.linalg.eigh(Qs)
-    idx = np.argsort(-np.abs(ev), kind="stable")[:r]
-    S = U[:, np.sort(idx)]
-    return S
-
-
 def _sketch_rank(model: LinearTransformer, rank: int | None) -> tuple[int, int]:
     """(n, r) for a sketched model; ``rank`` defaults to the model's r and must lie in 1..n."""
     check_model(model, "sketched")
@@ -68,9 +62,9 @@ def sketch_structure(model: LinearTransformer, *, rank: int | None = None, rank_
     out = []
     for l in range(model.L):
         Q, V = prod.wqk[l, 0, :n, :n], prod.wvp[l, 0, :n, :n]
-        S = _top_projector(Q, r)
+        S = top_projector(Q, r)
         P = S @ S.T
-        Sv = _top_projector(V, r)
+        Sv = top_projector(V, r)
         sq, sv = np.linalg.svd(Q, compute_uv=False), np.linalg.svd(V, compute_uv=False)
         Qn = Q / sq[0] if sq[0] > 0 else Q
         Vn = V / sv[0] if sv[0] > 0 else V
@@ -101,8 +95,6 @@ def sketch_projectors(model: LinearTransformer, *, rank: int | None = None) -> n
     prod = products(model)
     out = []
     for l in range(model.L):
-        S = _top_projector(prod.wqk[l, 0, :n, :n], r)
+        S = top_projector(prod.wqk[l, 0, :n, :n], r)
         out.append(S @ S.T)
     return np.asarray(out)
-
-

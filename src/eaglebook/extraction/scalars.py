@@ -4,7 +4,6 @@ alignment, and the batch-max scaling laws that give η and γ."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -13,7 +12,6 @@ from .. import tasks
 from ..models import LinearTransformer
 from ._common import check_model, as_batch, model64, F64
 from .products import Products, products
-from .regimes import sketch_projectors, sketch_structure
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,47 +52,12 @@ def alphas(model: LinearTransformer, *, align: bool = True) -> Alphas:
     """Read the per-layer scalars α¹, α², α³ (and the products) from the model's weights; see :class:`Alphas`."""
     check_model(model)
     prod = products(model)
-    L = model.L
-    n = model.n_mu if model.regime == "distributed" else model.task.n
-    extra: dict[str, Any] = {}
-
-    def md(w, lo, hi):
-        return float(np.diag(w)[lo:hi].mean())
-
-    if model.regime == "sketched":
-        P = sketch_projectors(model)
-        r = model.cfg.r
-        a1 = np.array([np.sum(prod.wqk[l, 0, :n, :n] * P[l]) / r for l in range(L)])
-        a2 = np.array([np.sum(prod.wvp[l, 0, :n, :n] * P[l]) / r for l in range(L)])
-        a3 = np.array([md(prod.wvp[l, 0], n, None) for l in range(L)])
-        ab, cd = a1 * a2, a1 * a3
-        extra["P"] = P
-    else:
-        a1 = np.array([md(prod.wqk[l].sum(0), 0, n) for l in range(L)])
-        if model.regime == "distributed":
-            a2 = np.array([md(prod.wvp[l, 0], 0, n) for l in range(L)])
-            a3 = np.array([md(prod.wvp[l, 0], n, None) for l in range(L)])
-            ab, cd = a1 * a2, a1 * a3
-            b = np.array([md(prod.wvp[l, 1], n, None) for l in range(L)])
-            c = np.array([md(prod.wvp[l, 1], 0, n) for l in range(L)])
-            tot = np.array([np.sum(prod.wvp[l, 1] ** 2) for l in range(L)])
-            tot = np.where(tot > 0, tot, 1.0)
-            qm = np.array([np.sum(prod.wvp[l, 1, n:, n:] ** 2) for l in range(L)]) / tot
-            dm = np.array([np.sum(prod.wvp[l, 1, :n, :n] ** 2) for l in range(L)]) / tot
-            extra.update(b=b, c=c, other_query_mass=qm, other_data_mass=dm)
-        else:
-            a2 = np.array([md(prod.wvp[l].sum(0), 0, n) for l in range(L)])
-            a3 = np.array([md(prod.wvp[l].sum(0), n, None) for l in range(L)])
-            h1 = np.array([[md(q, 0, n) for q in prod.wqk[l]] for l in range(L)])
-            h2 = np.array([[md(v, 0, n) for v in prod.wvp[l]] for l in range(L)])
-            h3 = np.array([[md(v, n, None) for v in prod.wvp[l]] for l in range(L)])
-            ab, cd = (h1 * h2).sum(1), (h1 * h3).sum(1)
-    flipped = (a1 < 0) if align else np.zeros(L, dtype=bool)
+    extra = model.rg.alphas(prod.wqk, prod.wvp, model)      # the regime's read-out, see eaglebook.regimes
+    a1, a2, a3, ab, cd = (extra.pop(k) for k in ("a1", "a2", "a3", "ab", "cd"))
+    flipped = (a1 < 0) if align else np.zeros(model.L, dtype=bool)
     s = np.where(flipped, -1.0, 1.0)
     a1, a2, a3 = a1 * s, a2 * s, a3 * s
-    if model.regime == "distributed":
-        extra["b"], extra["c"] = extra["b"] * s, extra["c"] * s
-        extra["cd_other"] = a1 * extra["b"]
+    model.rg.align_extra(extra, s, a1)
     return Alphas(model.regime, a1, a2, a3, np.asarray(ab, float), np.asarray(cd, float), flipped, bool(align), **extra)
 
 
@@ -105,19 +68,10 @@ def aligned_products(model: LinearTransformer) -> Products:
     check_model(model)
     prod = products(model)
     wqk, wvp = prod.wqk.copy(), prod.wvp.copy()
-    n = model.n_mu if model.regime == "distributed" else model.task.n
-    P = sketch_projectors(model) if model.regime == "sketched" else None
+    n = model.rg.data_size(model)
+    P = model.rg.projectors(prod.wqk, model)
     for l in range(model.L):
-        if model.regime == "distributed":
-            if np.diag(wqk[l, 0])[:n].mean() < 0:
-                wqk[l] *= -1
-                wvp[l] *= -1
-            continue
-        for h in range(wqk.shape[1]):
-            a = np.sum(wqk[l, h, :n, :n] * P[l]) if P is not None else np.diag(wqk[l, h])[:n].mean()
-            if a < 0:
-                wqk[l, h] *= -1
-                wvp[l, h] *= -1
+        model.rg.align_layer(wqk[l], wvp[l], n, None if P is None else P[l])
     return Products(prod.regime, wqk, wvp)
 
 
@@ -141,15 +95,9 @@ def batch_norms(model: LinearTransformer, X_obs=None, *, batch: int = 1024, seed
         acts = model64(model).activations(Z0)
     d, n = model.task.d, model.task.n
     out = []
-    if model.regime == "sketched":
-        Ss = [torch.from_numpy(x.S) for x in sketch_structure(model)]
+    Ss = model.rg.sketches(products(model).wqk, model)
     for l in range(model.L):
-        A = acts[l][:, :d, :n]
-        if model.regime == "distributed":
-            M, nm = model.machines, model.n_mu
-            A = A.reshape(A.shape[0], d, M, nm).permute(0, 2, 1, 3)
-        elif model.regime == "sketched":
-            A = A @ Ss[l]
+        A = model.rg.norm_blocks(model, acts[l][:, :d, :n], l, Ss)   # distributed: per machine; sketched: A S_ℓ
         out.append(torch.linalg.matrix_norm(A, ord=2).square().numpy())
     return np.asarray(out)
 

@@ -78,10 +78,8 @@ def weight_properties(model: LinearTransformer, *, factor: float = 1.5, rank_tol
     check_model(model)
     prod = products(model)
     rng = np.random.default_rng(seed)
-    n = model.n_mu if model.regime == "distributed" else model.task.n
+    n = model.rg.data_size(model)
     out: dict[str, list[MatrixProperties]] = {"qk": [], "vp": [], "qk_random": [], "vp_random": []}
-    if model.regime == "distributed":
-        out["vp_other"] = []
 
     def rnd(w):
         g = rng.standard_normal(w.shape)
@@ -89,11 +87,12 @@ def weight_properties(model: LinearTransformer, *, factor: float = 1.5, rank_tol
 
     for l in range(model.L):
         q = prod.wqk[l].sum(0)
-        v = prod.wvp[l][0] if model.regime == "distributed" else prod.wvp[l].sum(0)
+        parts = model.rg.vp_parts(prod.wvp[l])      # "vp" (and the regime's others, e.g. "vp_other")
+        v = parts.pop("vp")
         out["qk"].append(matrix_properties(q, n, "qk", factor=factor, rank_tol=rank_tol))
         out["vp"].append(matrix_properties(v, n, "vp", factor=factor, rank_tol=rank_tol))
         out["qk_random"].append(matrix_properties(rnd(q), n, "qk", factor=factor, rank_tol=rank_tol))
         out["vp_random"].append(matrix_properties(rnd(v), n, "vp", factor=factor, rank_tol=rank_tol))
-        if model.regime == "distributed":
-            out["vp_other"].append(matrix_properties(prod.wvp[l][1], n, "vp", factor=factor, rank_tol=rank_tol))
+        for k, w in parts.items():
+            out.setdefault(k, []).append(matrix_properties(w, n, "vp", factor=factor, rank_tol=rank_tol))
     return out

@@ -1,15 +1,23 @@
-"""The solvers: EAGLE (Algorithm 1) in its three regimes, built on one UPDATE (:mod:`.update`).
+"""The solvers: EAGLE (Algorithm 1) in its three regimes, built on one UPDATE (:mod:`.update`), one
+per-machine step (:mod:`.machine`), one stopping rule (:mod:`.stopping`) and one round loop
+(:mod:`.engine`) for every transport; the baselines it is compared with (:mod:`.baselines`).
 
 This package depends only on the array layer (``eaglebook._arrays``), NumPy, SciPy and torch: never on
 the task generator, the model or the training code (an import contract in ``pyproject.toml``,
 checked by the test suite).
 """
 
-from .bench import bench_floor  # noqa: E402  (after .eagle, which it uses)
-from .eagle import (DEFAULT_TOL, POWER_MARGIN, RESCALE_BOUNDS, STATUSES, Iterate, Result, diversity_index, iterate, layerwise, solve,
-                    solve_distributed, split_columns, update)
+from .certify import CERTIFY
 from .dgd import solve_dgd
+from .diversity import diversity_index
+from .eagle import (DEFAULT_TOL, POWER_MARGIN, RESCALE_BOUNDS, Iterate, Result, iterate, solve, solve_distributed,
+                    update)
+from .layerwise import layerwise
+from .lstsq import LstsqResult, lstsq
+from .status import EAGLE_STATUSES, MEANINGS, STATUSES
+from .._arrays import split_columns
+from .bench import bench_floor  # noqa: E402  (after .eagle, which it uses)
 
-__all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "layerwise",
-           "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN",
-           "STATUSES", "bench_floor", "solve_dgd"]
+__all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "lstsq", "LstsqResult",
+           "layerwise", "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN",
+           "STATUSES", "EAGLE_STATUSES", "MEANINGS", "CERTIFY", "bench_floor", "solve_dgd"]

@@ -13,8 +13,8 @@ function               method, and what one *iteration* is
 :func:`svd`            X* = B V Σ⁺ Uᵀ from an SVD of A (NumPy, LAPACK ``gesdd``); direct, 1
 :func:`gd`             gradient descent on ½‖XA − B‖², step 1/σ̂², σ̂ by power iteration; one step
 :func:`cgls`           CG on the normal equations X AAᵀ = BAᵀ in CGLS form; one CG step
-:func:`lsqr`, :func:`lsmr`  ``scipy.sparse.linalg`` on Aᵀ x_j = b_j, one right-hand side at a time;
-                       one Golub–Kahan bidiagonalisation step
+:func:`lsqr`, :func:`lsmr`  LSQR / LSMR (:mod:`eaglebook.solver.krylov`) on Aᵀ x_j = b_j, one
+                       right-hand side at a time; one Golub–Kahan bidiagonalisation step
 :func:`sgd`            GD on an r-column sketch (fresh columns each step); one step
 :func:`randsketch_cg`  sketch-and-precondition: a Gaussian sketch of Aᵀ, its QR as a right
                        preconditioner, then LSQR; one LSQR step (sketch + QR are set-up time)
@@ -34,8 +34,8 @@ time at iteration k is the sum over columns of each column's time to min(k, its 
 D, so this needs C = I_d).  ``target`` stops a run at the first iteration whose monitored value is at
 most ``target`` (column-by-column methods stop each column when *its* row meets the target, which
 implies the target for the whole).  ``tol`` is each method's own stopping rule where it has one:
-‖D_k − D_{k−1}‖_F ≤ tol·‖D_k‖_F (EAGLE's and the paper's CG rule); for LSQR/LSMR it is SciPy's
-``atol = btol = tol``.
+‖D_k − D_{k−1}‖_F ≤ tol·‖D_k‖_F (EAGLE's and the paper's CG rule); for LSQR/LSMR it is their
+``atol = btol = tol`` (as in SciPy).
 
 **Timing.**  ``Trace.times[k-1]`` is the solver time at the end of iteration k, set-up included;
 computing the monitor runs on a paused clock (its cost is ``Trace.bookkeeping``, excluded).  Timings
@@ -48,23 +48,26 @@ Bad input (non-finite or non-numeric arrays, mismatched shapes, options out of r
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse.linalg as spla
 import torch
 
 from .._arrays import check_finite, check_shapes, int_in, is_number, positive, to_tensor
-from . import eagle as _eagle
+from . import krylov
+from .eagle import iterate as eagle_iterate
+from .norms import power_norm
+from .status import STATUSES as _VOCABULARY
 
-__all__ = ["Trace", "METHODS", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr", "lsmr", "sgd", "randsketch_cg",
-           "gdpp", "sigma_max"]
+__all__ = ["Trace", "Method", "REGISTRY", "METHODS", "STATUSES", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr",
+           "lsmr", "sgd", "randsketch_cg", "gdpp", "sigma_max"]
 
-STATUSES = ("direct", "target", "converged", "max_iter", "time_limit", "non-finite", "breakdown")
+#: The statuses a trace can have (a subset of the package's one vocabulary, :data:`eaglebook.solver.STATUSES`).
+STATUSES = ("direct", "target", "converged", "max_iter", "time_limit", "non_finite", "breakdown")
+assert set(STATUSES) <= set(_VOCABULARY)
 MONITORS = ("error", "residual")
 
 
@@ -78,7 +81,8 @@ class Trace:
     D : the completion X C (float64 NumPy, d'×n').
     iterations : iterations run (1 for a direct method).
     status : ``"direct"``, ``"target"`` (monitor reached ``target``), ``"converged"`` (own stopping
-        rule), ``"max_iter"``, ``"time_limit"``, ``"non-finite"`` or ``"breakdown"``.
+        rule), ``"max_iter"``, ``"time_limit"``, ``"non_finite"`` or ``"breakdown"`` (the package's one
+        status vocabulary, :data:`eaglebook.solver.STATUSES`).
     elapsed : solver seconds, set-up included, bookkeeping excluded.
     setup : seconds before the first iteration (power iterations, sketch and QR, input conversion).
     times : float64 array, ``times[k-1]`` = solver seconds at the end of iteration k.
@@ -227,7 +231,7 @@ class _Recorder:
             if D is None:
                 D = X @ p.C if X is not None else None
             if not np.isfinite(D).all():
-                self.status, stop = "non-finite", True
+                self.status, stop = "non_finite", True
             if p is not None and p.monitor is not None:
                 if p.monitor == "residual" and X is None:
                     X = D       # EAGLE with C = I
@@ -272,7 +276,7 @@ def eagle(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_i
     if monitor == "residual" and (prob.np_ != prob.d or not np.array_equal(prob.C, np.eye(prob.d))):
         raise ValueError("argument C must be the identity I_d for EAGLE with monitor='residual' (then D = X)")
     rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
-    it = _eagle.iterate(prob.A, prob.B, prob.C, sketch=sketch, rho=rho, seed=seed, **options)
+    it = eagle_iterate(prob.A, prob.B, prob.C, sketch=sketch, rho=rho, seed=seed, **options)
     D = None
     for state in it:
         if state.ell == 0:
@@ -333,7 +337,8 @@ def svd(A, B, C, *, reference=None, monitor=None, rcond=None) -> Trace:
 
 # ----------------------------------------------------------------------------------------------- gradient methods
 def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]:
-    """Estimate ‖A‖₂ by ``iters`` power iterations on A Aᵀ from a Gaussian (or the given) start vector.
+    """Estimate ‖A‖₂ by ``iters`` power iterations on A Aᵀ from a Gaussian (or the given) start vector: the
+    package's one power iteration (:func:`eaglebook.solver.norms.power_norm`) on NumPy arrays.
 
     Returns (estimate, last vector).  The estimate is a lower bound of ‖A‖₂ (the paper's GD uses two
     iterations; its step 1/σ̂² is then at most 1/(cos² θ σ²), still below the stability limit 2/σ²
@@ -342,13 +347,8 @@ def sigma_max(A, iters: int = 2, *, seed=0, u0=None) -> tuple[float, np.ndarray]
     int_in("iters", iters, 1)
     A = np.asarray(A, dtype=np.float64)
     u = np.random.default_rng(seed).standard_normal(A.shape[0]) if u0 is None else np.array(u0, dtype=np.float64)
-    for _ in range(iters):
-        u = A @ (A.T @ u)
-        nu = np.linalg.norm(u)
-        if nu == 0:
-            return 0.0, u
-        u = u / nu
-    return float(np.linalg.norm(A.T @ u)), u
+    s, u = power_norm(torch.from_numpy(A), torch.from_numpy(u)[:, None], iters)
+    return float(s), u[:, 0].numpy()
 
 
 def _gradient_step(X, A, B, eta: float, ridge: float) -> None:
@@ -458,30 +458,18 @@ def sgd(A, B, C, *, sketch, reference=None, monitor=None, target=None, tol=None,
     return rec.trace(f"SGD (r = {r})", X @ prob.C, info=dict(sketch=r, ridge=ridge))
 
 
-# ----------------------------------------------------------------------------------------------- SciPy Krylov
-class _Stop(Exception):
-    pass
-
-
-def _frame_x(cache: list, names=("lsqr", "lsmr")):
-    """The current iterate ``x`` of the enclosing SciPy lsqr/lsmr call (read from its frame, read-only;
-    the frame is found once per solve and kept in ``cache``)."""
-    if not cache:
-        f = sys._getframe(2)
-        while f is not None and not (f.f_code.co_name in names and "x" in f.f_locals):
-            f = f.f_back
-        if f is None:
-            raise RuntimeError("could not find the iterate of scipy's lsqr/lsmr (has scipy changed?)")
-        cache.append(f)
-    return cache[0].f_locals["x"]
-
-
+# ----------------------------------------------------------------------------------------------- LSQR / LSMR
 def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, time_limit, setup_t, t_start,
                    record=True):
-    """Run scipy's lsqr/lsmr on ``op`` (n×k) for each row b_j of B; ``col_map(y)`` maps a solution of
-    the (preconditioned) problem to x_j (length d).  Returns the combined trace pieces."""
-    solve = spla.lsqr if kind == "lsqr" else spla.lsmr
+    """Run LSQR/LSMR (:mod:`eaglebook.solver.krylov`, the papers' algorithms with SciPy's stopping tests) on
+    ``op`` (n×k) for each row b_j of B, the iterate of every iteration coming through the solver's callback;
+    ``col_map(y)`` maps a solution of the (preconditioned) problem to x_j (length d).  Returns the combined
+    trace pieces."""
+    solve = krylov.lsqr if kind == "lsqr" else krylov.lsmr
     a = b = tol if tol is not None else 0.0
+    conlim = 1e8 if tol is not None else 0.0        # SciPy's default, or every test off
+    matvec = op.matvec if hasattr(op, "matvec") else (lambda v: op @ v)
+    rmatvec = op.rmatvec if hasattr(op, "rmatvec") else (lambda u: op.T @ u)
     rows = []
     status_all = []
     bookkeeping = 0.0
@@ -490,21 +478,16 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
         bj = prob.B[j]
         t_times, nums = [], []
         pause = [0.0]
+        stopped = [None, None]         # why a callback stopped the column, and its iterate
         t0 = time.perf_counter()
 
         def now():
             return time.perf_counter() - t0 - pause[0]
 
-        calls = [0]
-        frame: list = []
-
-        def observe():
-            calls[0] += 1
-            if calls[0] == 1:      # x_0 = 0: nothing done yet
-                return
+        def observe(y, k):
             t = now()
             b0 = time.perf_counter()
-            x = col_map(_frame_x(frame))
+            x = col_map(y)
             t_times.append(t)
             stop = None
             if monitored:
@@ -516,41 +499,39 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
             if stop is None and time_limit is not None and t >= time_limit:
                 stop = "time_limit"
             if stop:
-                raise _Stop(stop, x.copy())
+                stopped[0], stopped[1] = stop, np.array(x, copy=True)
+                return True
+            return False
 
-        if record:
-            def mv(v):
-                observe()
-                return op.matvec(v) if hasattr(op, "matvec") else op @ v
-            L = spla.LinearOperator(op.shape, matvec=mv, rmatvec=lambda u: op.rmatvec(u) if hasattr(op, "rmatvec") else op.T @ u,
-                                    dtype=np.float64)
+        out = solve(matvec, rmatvec, bj, atol=a, btol=b, conlim=conlim, maxiter=max_iter,
+                    callback=observe if record else None)
+        itn = out.itn
+        if stopped[0] is not None:
+            status, x = stopped
         else:
-            L = op
-        try:
-            out = solve(L, bj, atol=a, btol=b, **{("iter_lim" if kind == "lsqr" else "maxiter"): max_iter}, **({"conlim": 0} if tol is None else {}))
-            x, istop, itn = col_map(out[0]), int(out[1]), int(out[2])
-            if istop in (1, 2, 4, 5):     # 4, 5: the tests hit machine precision
+            x = col_map(out.x)
+            if out.istop in (0, 1, 2, 4, 5):     # 0: x = 0 is exact; 4, 5: the tests hit machine precision
                 status = "converged"
-            elif itn >= max_iter:
+            elif out.istop == 7:
                 status = "max_iter"
             else:
                 status = "breakdown"
-        except _Stop as e:
-            status, x = e.args[0], e.args[1]
-            itn = len(t_times)
-        t_end = now()
-        if not (record and status in ("target", "time_limit")):   # the last iterate came from the return
-            t_times.append(t_end)
-            if monitored:
+        if not np.isfinite(x).all():
+            status = "non_finite"
+        if not record:                       # no trace: one timestamp for the whole column
+            t_times.append(now())
+            if prob.monitor is not None:
                 b0 = time.perf_counter()
                 nums.append(prob.row_num(x, j))
                 bookkeeping += time.perf_counter() - b0
+        elif not t_times:                    # stopped before the first iteration (x = 0 exact)
+            t_times.append(now())
+            if monitored:
+                nums.append(prob.row_num(x, j))
         bookkeeping += pause[0]
-        t_times = t_times[:max(itn, 1)]
-        nums = nums[:max(itn, 1)]
         rows.append(dict(x=x, times=np.asarray(t_times), nums=np.asarray(nums), itn=max(itn, 1), status=status))
         status_all.append(status)
-    K = max(r["itn"] for r in rows)
+    K = max(r["itn"] for r in rows)      # a bare run's one timestamp stands for all its iterations
     times = np.zeros(K)
     num = np.zeros(K)
     for r in rows:
@@ -564,7 +545,7 @@ def _column_krylov(kind, prob: _Problem, op, col_map, *, target, tol, max_iter, 
     values = None
     if monitored:
         values = np.sqrt(num / prob.den) if prob.monitor == "error" else num / prob.den
-    order = ("non-finite", "breakdown", "time_limit", "max_iter", "converged", "target")
+    order = ("non_finite", "breakdown", "time_limit", "max_iter", "converged", "target")
     status = min(status_all, key=order.index)
     return X, times, (values if monitored else None), status, bookkeeping, [r["itn"] for r in rows]
 
@@ -590,21 +571,24 @@ def _krylov(kind, A, B, C, reference, monitor, target, tol, max_iter, time_limit
 
 def lsqr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
          time_limit=None, record=True) -> Trace:
-    """``scipy.sparse.linalg.lsqr`` on Aᵀ x_j = b_j for each of the d' rows b_j of B, one after the other.
+    """LSQR (Paige and Saunders 1982; :func:`eaglebook.solver.krylov.lsqr`, the iterates and stopping tests of
+    ``scipy.sparse.linalg.lsqr``, tested against it) on Aᵀ x_j = b_j for each of the d' rows b_j of B, one
+    after the other.
 
     One iteration = one Golub–Kahan step (one product with A, one with Aᵀ); the count is the largest
     per-column count, the time at iteration k the sum over columns (module doc).  The per-iteration
-    iterate is read from SciPy's own loop (the solver is not modified).  ``tol`` sets SciPy's
-    ``atol = btol`` (its own stopping rule); without it SciPy's tests are off (atol = btol = 0,
-    conlim = 0) and only ``target``/``max_iter``/``time_limit`` stop a column.  ``record=False`` runs
-    SciPy untouched (no per-iteration trace: for measuring the harness's overhead).
+    iterate comes through the solver's callback.  ``tol`` sets ``atol = btol`` (LSQR's own stopping rule,
+    with SciPy's default ``conlim = 1e8``); without it the tests are off (atol = btol = 0, conlim = 0) and
+    only ``target``/``max_iter``/``time_limit`` stop a column.  ``record=False`` runs without the callback
+    (no per-iteration trace: for measuring the harness's overhead).
     """
     return _krylov("lsqr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
 
 
 def lsmr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=100_000,
          time_limit=None, record=True) -> Trace:
-    """``scipy.sparse.linalg.lsmr``, column by column; as :func:`lsqr` (same iteration count, same rules)."""
+    """LSMR (Fong and Saunders 2011; :func:`eaglebook.solver.krylov.lsmr`, tested against
+    ``scipy.sparse.linalg.lsmr``), column by column; as :func:`lsqr` (same iteration count, same rules)."""
     return _krylov("lsmr", A, B, C, reference, monitor, target, tol, max_iter, time_limit, record)
 
 
@@ -711,7 +695,62 @@ def gdpp(A, B, C, *, reference=None, monitor=None, target=None, layers: int = 60
                  mon, 0.0, info=dict(layers=layers, timing="one pass, interpolated per layer"))
 
 
-#: name → function, for the harness.
+# ----------------------------------------------------------------------------------------------- the registry
+@dataclass(frozen=True)
+class Method:
+    """One entry of :data:`REGISTRY`: how the benchmark harness runs a solver.
+
+    ``kind``: ``"direct"`` (one factorisation), ``"iterative"`` or ``"sketched"`` (needs ``sketch``);
+    ``options``: fixed keyword arguments; ``seeded``: takes ``seed``; ``ridge``: takes the paper's ridge
+    (1e-3 on rank-deficient problems, 0 otherwise); ``stops``: takes ``max_iter`` / ``target`` /
+    ``time_limit``."""
+    name: str
+    fn: Callable[..., Trace]
+    kind: str
+    options: dict = field(default_factory=dict)
+    seeded: bool = False
+    ridge: bool = False
+    stops: bool = True
+
+    def run(self, A, B, C, *, reference=None, monitor=None, target=None, max_iter=None, time_limit=None, seed=0,
+            rank_deficient=False, **extra) -> Trace:
+        """Run the method with the harness's common arguments (those it does not take are dropped)."""
+        kw = dict(self.options)
+        kw.update(extra)
+        if reference is not None:
+            kw["reference"] = reference
+        if monitor is not None:
+            kw["monitor"] = monitor
+        if self.stops:
+            for k, v in (("target", target), ("max_iter", max_iter), ("time_limit", time_limit)):
+                if v is not None:
+                    kw[k] = v
+        elif target is not None and self.kind != "direct":
+            kw["target"] = target
+        if self.seeded:
+            kw["seed"] = seed
+        if self.ridge:
+            kw["ridge"] = 1e-3 if rank_deficient else 0.0
+        return self.fn(A, B, C, **kw)
+
+
+#: Every solver the harness compares, by name, in the order its tables list them.
+REGISTRY: dict[str, Method] = {m.name: m for m in (
+    Method("lstsq (numpy)", lstsq, "direct", dict(backend="numpy"), stops=False),
+    Method("lstsq (scipy)", lstsq, "direct", dict(backend="scipy"), stops=False),
+    Method("lstsq (torch)", lstsq, "direct", dict(backend="torch"), stops=False),
+    Method("SVD", svd, "direct", stops=False),
+    Method("EAGLE", eagle, "iterative", dict(tol=1e-14), seeded=True),   # its own rule too: stop when D stagnates
+    Method("GD", gd, "iterative", seeded=True, ridge=True),
+    Method("CG", cgls, "iterative"),
+    Method("LSQR", lsqr, "iterative"),
+    Method("LSMR", lsmr, "iterative"),
+    Method("RandSketch+CG", randsketch_cg, "iterative", seeded=True),
+    Method("GD++", gdpp, "iterative", dict(layers=60), seeded=True, stops=False),
+    Method("SGD", sgd, "sketched", seeded=True, ridge=True),
+)}
+
+#: name → function (the registry's functions).
 METHODS: dict[str, Callable[..., Trace]] = {
     "EAGLE": eagle, "lstsq": lstsq, "SVD": svd, "GD": gd, "CG": cgls, "LSQR": lsqr, "LSMR": lsmr, "SGD": sgd,
     "RandSketch+CG": randsketch_cg, "GD++": gdpp,

@@ -2,8 +2,9 @@
 
 Least squares f(X) = ½‖X A − B‖_F² over X (d'×d) with A = [A^1 … A^M] split by columns: machine μ
 computes its gradient contribution G^μ = (X A^μ − B^μ) A^{μᵀ}; the centre averages them and takes the
-step X ← X − (1/L)·mean_μ G^μ with L = λ_max((1/M) Σ_μ A^μ A^{μᵀ}), estimated by power iteration (each
-machine applies its own Gram matrix to the vector and the results are averaged).  The prediction is
+step X ← X − (1/L)·mean_μ G^μ with L = λ_max((1/M) Σ_μ A^μ A^{μᵀ}) = ‖[A^1 … A^M]‖₂²/M, estimated by the
+package's power iteration (:func:`eaglebook.solver.norms.power_norm`; in a real run each machine would apply
+its own Gram matrix to the vector and the results would be summed).  The prediction is
 D = X C.  Each machine sends d'·d floats per round (its gradient) and receives X back: for d' = n' the
 same order as distributed EAGLE's (d + d')·n'.
 """
@@ -16,9 +17,11 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .._arrays import as_rng, int_in, positive, prepare
-from .._arrays import out as _out
-from .eagle import DEFAULT_TOL, Result
+from .._arrays import int_in, positive, prepare
+from .._arrays import out as to_output
+from .engine import DEFAULT_TOL
+from .norms import power_norm
+from .result import Result
 
 __all__ = ["solve_dgd"]
 
@@ -28,9 +31,10 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
               target: float | None = None) -> Result:
     """Distributed GD on single matrices (no batch); returns a :class:`eaglebook.solver.Result`.
 
-    Stops at the stopping rule of ``solve_distributed`` (relative change of D below ``tol``), at
-    ``max_iter`` rounds, or, with a ``reference`` and ``target``, once ‖D − reference‖_F/‖reference‖_F
-    ≤ target (status ``"target"``).
+    Stops at the change rule of ``solve_distributed`` (relative change of D below ``tol``: status
+    ``"converged"``, not certified further), at ``max_iter`` rounds, or, with a ``reference`` and ``target``,
+    once ‖D − reference‖_F/‖reference‖_F ≤ target (status ``"target"``); ``"non_finite"`` when D blows up.
+    The statuses are the package's one vocabulary (:data:`eaglebook.solver.STATUSES`).
     """
     M = len(A_blocks)
     if M < 1 or len(B_blocks) != M:
@@ -49,12 +53,9 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
     if any(a.ndim != 2 for a in As) or Ct.ndim != 2:
         raise ValueError("solve_dgd takes single matrices (no batch dimension)")
     d, dp = As[0].shape[0], Bs[0].shape[0]
-    v = torch.as_tensor(as_rng(seed).standard_normal((d, 1)), dtype=Ct.dtype)
-    lam = torch.zeros((), dtype=Ct.dtype)
-    for _ in range(power_iters):   # power iteration on the averaged Gram matrix
-        w = sum(a @ (a.T @ v) for a in As) / M
-        lam = (v.T @ w).squeeze() / (v.T @ v).squeeze()
-        v = w / torch.linalg.vector_norm(w).clamp_min(torch.finfo(Ct.dtype).tiny)
+    u0 = torch.as_tensor(np.random.default_rng(seed).standard_normal((d, 1)), dtype=Ct.dtype)
+    sigma, _ = power_norm(torch.cat(As, -1), u0, power_iters)        # ‖[A^1 … A^M]‖₂ (a lower bound)
+    lam = sigma[..., 0, 0] ** 2 / M
     step = 1.0 / float(lam) if float(lam) > 0 else 0.0
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
     ref = ts.get("reference")
@@ -78,7 +79,7 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
             errs.append(sq)
             rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else 0.0)
         if not bool(torch.isfinite(D).all()):
-            status = "non-finite"
+            status = "non_finite"
             break
         if target is not None and rels[-1] <= target:
             status = "target"
@@ -86,7 +87,7 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
         if fro <= atol + tol * float(torch.linalg.matrix_norm(D, "fro")):
             status = "converged"
             break
-    return Result(D=_out(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
+    return Result(D=to_output(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
                   delta=np.asarray(deltas), error=np.asarray(errs) if ref is not None else None,
                   rel_error=np.asarray(rels) if ref is not None else None, machines=M,
                   floats_per_round=dp * d if M > 1 else 0, communication=ell * (dp * d if M > 1 else 0))

@@ -1,50 +1,48 @@
 """Distributed EAGLE for real: one process per machine on ``torch.distributed``.
 
-:func:`eaglebook.solver.solve_distributed` *simulates* the M machines of Algorithm 1 in one process.
-This module runs them as M processes.  Process μ holds only its own column blocks A^μ, B^μ and the
-shared C, D; every round it runs the one UPDATE (:func:`eaglebook.solver.update.step`) on its blocks
-with its own ρ^μ, and the machines' C and D increments are averaged by one ``all_reduce`` (a sum,
-then a division by M: the mean of :func:`eaglebook.solver.update.combine`).
+:func:`eaglebook.solve_distributed` *simulates* the M machines of Algorithm 1 in one process.  This module
+runs them as M processes, with the same engine (:func:`eaglebook.solver.engine.run`): process μ holds only
+its own column blocks A^μ, B^μ (a :class:`eaglebook.solver.machine.Machine`) and the shared C, D; every round
+it runs the one per-machine step on its blocks with its own ρ^μ, and the machines' C and D increments are
+averaged by one ``all_reduce`` (a sum, then a division by M).
 
 * **Backend.** ``gloo`` on CPUs, ``nccl`` on GPUs (process μ then computes on ``cuda:<local rank>``);
   nothing else changes.
 * **Communication.** One ``all_reduce`` per round of a flat buffer [ΔC | ΔD | header]: the paper's
-  (d + d')·n' floats plus a header of 2M + 1 floats per problem (each machine's ηρσ̂² and log2 ‖A^μ_ℓ‖_F,
-  in its own slots, and the count of conditioned machines for the freezing variant;
-  :func:`header_floats`).  After the reduction every process holds the same C_{ℓ+1}, D_{ℓ+1} and
-  header, so each takes the same decision about stopping, with no message of its own.
-* **Stopping.** The rule of :func:`eaglebook.solver.solve_distributed`, written once in
-  :class:`eaglebook.solver.stopping.StopRule`: the change of D with the geometric tail bound of the changes
-  still to come, the stall and regrowth tests, the divergence test (‖C_ℓ‖, ‖A_ℓ‖ grown 4×: the header's
-  norms) and, before a run is called converged, the *spectral check*: one SVD of all machines' blocks
-  together.  For that check (a few rounds per run) the processes gather their current blocks (an
-  ``all_gather``, counted apart from the rounds' bytes); one more gather of the original blocks at the end
-  tests consistency (Theorem 2's assumption).  The result equals ``solve_distributed`` to float64
+  (d + d')·n' floats, (d + d') more for the test column (``certify="gemm"``, which certifies consistent data
+  at the end), and a header of 2M + 1 floats per problem (each machine's ηρσ̂² and log2 ‖A^μ_ℓ‖_F, in its
+  own slots, and the count of conditioned machines for the freezing variant; :func:`header_floats`).  After
+  the reduction every process holds the same C_{ℓ+1}, D_{ℓ+1} and header, so each takes the same decision
+  about stopping, with no message of its own.  Besides the rounds: one gather at the start (column counts and
+  the exponents of the common power-of-two frame), one reduction for the test column, and one reduction of
+  3M floats per problem for each check (a few per run).  ``certify="svd"`` gathers the blocks for each check
+  and the original blocks at the end instead; ``certify="none"`` sends the rounds only: the paper's budget.
+* **Stopping.** The rule of :func:`eaglebook.solve_distributed`, written once in
+  :class:`eaglebook.solver.stopping.StopRule`.  The result equals ``solve_distributed`` to float64
   round-off, with the same iteration count and status.
 * **Freezing (the paper's §E.2).** With ``freeze_tol`` set, once every machine's A^μ is conditioned
   (Σ_i (1 − σ_i²/σ_1²)² < freeze_tol over its positive singular values, the paper's
-  ‖I − A^{μᵀ}A^μ‖_F² for a normalised A^μ) the A, B updates stop; the C, D updates go on with the
-  frozen blocks, as the linear maps C ↦ ΔC, C ↦ ΔD of the UPDATE (obtained once from
-  :func:`~eaglebook.solver.update.step` with C = I).
+  ‖I − A^{μᵀ}A^μ‖_F² for a normalised A^μ; an SVD of each block per round) the A, B updates stop; the C, D
+  updates go on with the frozen blocks, as the linear maps C ↦ ΔC, C ↦ ΔD of the UPDATE.
 
 Entry points
 ------------
 * :func:`run_local` spawns M processes on 127.0.0.1 (a free port, chosen by the kernel), each given
-  only its own blocks, and returns a :class:`DistributedResult`.  Time-outs and a watchdog turn a
+  only its own blocks, and returns a :class:`eaglebook.solver.Result`.  Time-outs and a watchdog turn a
   worker that dies, hangs or never joins into a :class:`DistributedError` naming the rank and the
   cause; every process is stopped and the rendezvous port closed before it is raised.
-* :func:`solve_serial` runs the same round loop in one process (the M machines one after another,
-  the reduction a plain sum): the reference of the single-process time per round.
+* :func:`solve_serial` runs the same engine in one process (the M machines one after another, the
+  reduction a plain sum): the reference of the single-process time per round.
 * ``torchrun --nproc-per-node M -m eaglebook.solver.distributed --input problem.npz --out out.npz``
   (the problem in a ``.npz`` file; ``python -m eaglebook.distributed`` also generates one from a size
   and a seed).  On a cluster only the launcher's flags change: ``torchrun --nnodes N
   --nproc-per-node K --rdzv-backend c10d --rdzv-endpoint HOST:PORT`` (and ``--backend nccl`` on GPUs).
+  Without torchrun, or with a bad input file, the command prints one line and exits with status 2.
 
-The bytes are counted twice: the payload each process hands to the round's collective (exact: (d + d')·n'
-+ 2M + 1 floats per round), and, for gloo, the TCP payload bytes the process actually sent in the
-rounds, read from the kernel's per-socket counters (``TCP_INFO``; a ring all-reduce sends about
-2(M − 1)/M times the payload: its reduce-scatter half plus its all-gather half, i.e. the upload to
-and the broadcast back from the paper's centre).
+The bytes are counted twice: the payload each process hands to the round's collective (exact), and, for
+gloo, the TCP payload bytes the process actually sent in the rounds, read from the kernel's per-socket
+counters (``TCP_INFO``; a ring all-reduce sends about 2(M − 1)/M times the payload: its reduce-scatter half
+plus its all-gather half, i.e. the upload to and the broadcast back from the paper's centre).
 """
 
 from __future__ import annotations
@@ -59,70 +57,25 @@ import struct
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-from .._arrays import as_rng, check_batch, check_shapes, int_in, machine_edges, positive, prepare
-from .._arrays import out as _out
-from .eagle import (_POWER_KICK, DEFAULT_TOL, POWER_MARGIN, STATUSES, _consistency_level, _fro, _maxabs, _norm2, _pool,
-                    _pow2_factor, _rescale, _spectral_check)
-from .stopping import ANNIHILATES, StopRule
-from .update import step
+from .._arrays import int_in, machine_edges, positive
+from .._arrays import out as to_output
+from .eagle import as_blocks, setup
+from .engine import Transport, header_floats, local_transport, run
+from .result import Result
 
-__all__ = ["DistributedResult", "DistributedError", "run_local", "solve_serial", "machine_loop", "main",
-           "header_floats", "tcp_bytes_sent"]
+__all__ = ["DistributedResult", "DistributedError", "run_local", "solve_serial", "run_rank", "main",
+           "header_floats", "tcp_bytes_sent", "CLIError", "load_problem", "check_problem"]
 
 _LOOPBACK = "127.0.0.1"
 _BACKENDS = ("gloo", "nccl")
 
-
-# ----------------------------------------------------------------------------------------------
-# Results and errors
-
-
-@dataclass
-class DistributedResult:
-    """What :func:`run_local`, :func:`solve_serial` and the CLI return.
-
-    ``D``, ``iterations``, ``converged``, ``status``, ``delta``, ``rel_error`` are as in
-    :class:`eaglebook.solver.Result`.  Per process (lists indexed by rank; one entry for
-    :func:`solve_serial`): ``time_per_round`` (median wall seconds of a round), ``compute_per_round``
-    (the local UPDATE), ``comm_per_round`` (the all_reduce, waiting for the slowest machine
-    included), ``wire_bytes_per_round`` (TCP payload bytes the process sent per round's all_reduce;
-    None where not measurable, e.g. NCCL or in-process), ``gather_bytes`` (bytes of its blocks the process
-    contributed to the gathers).  ``floats_per_round`` = (d + d')·n'; ``payload_bytes_per_round`` =
-    (floats_per_round + header_floats) × bytes per float, what each process hands to each round's
-    all_reduce; ``collectives`` = all collective calls: one all_reduce per round plus ``gathers`` (one at
-    the start for the column counts, one per spectral check, one for the consistency test at the end).
-    ``level``, ``statuses`` and ``checks`` are as in :class:`eaglebook.solver.Result`.
-    """
-
-    D: object
-    iterations: int
-    converged: bool
-    status: str
-    delta: np.ndarray
-    rel_error: np.ndarray | None
-    machines: int
-    backend: str
-    floats_per_round: int
-    header_floats: int
-    payload_bytes_per_round: int
-    collectives: int
-    time_per_round: list = field(default_factory=list)
-    compute_per_round: list = field(default_factory=list)
-    comm_per_round: list = field(default_factory=list)
-    wire_bytes_per_round: list = field(default_factory=list)
-    frozen_at: int | None = None
-    wall: float = 0.0
-    level: float = math.nan
-    statuses: object = None
-    checks: int = 0
-    gathers: int = 0
-    gather_bytes: list = field(default_factory=list)
+#: The multi-process engine returns the one result type of every solve.
+DistributedResult = Result
 
 
 class DistributedError(RuntimeError):
@@ -132,255 +85,6 @@ class DistributedError(RuntimeError):
     def __init__(self, message: str, *, rank: int | None, cause: str, port: int | None = None):
         super().__init__(message)
         self.rank, self.cause, self.port = rank, cause, port
-
-
-# ----------------------------------------------------------------------------------------------
-# One machine
-
-
-class _Machine:
-    """Machine μ's state: its stored blocks 2^{k_A}·A^μ, 2^{k_B}·B^μ and power-iteration vector.
-    The round body is that of ``solve_distributed`` for one machine, through ``update.step``."""
-
-    def __init__(self, A, B, u, *, eta, gamma, rho, rho_scale, power_iters, rho_pool, rescale, freeze_tol):
-        self.A, self.B, self.u = A, B, u
-        self.A0, self.B0 = A, B   # the data as given (the consistency test at the end of a run)
-        batch = tuple(A.shape[:-2])
-        self.kA = torch.zeros(batch + (1, 1), dtype=torch.int64, device=A.device)
-        self.kB = self.kA.clone()
-        self.eta, self.gamma, self.rho, self.rho_scale = eta, gamma, rho, rho_scale
-        self.power_iters, self.rho_pool, self.rescale, self.freeze_tol = power_iters, rho_pool, rescale, freeze_tol
-        self.linear = None   # (ΔC(I), ΔD(I)) once frozen
-        self.cond = 0.0      # this machine's vote: its A_ℓ is conditioned
-        self.lA = None       # log2 of Algorithm 1's own ‖A_ℓ‖_F at the last UPDATE
-
-    def to(self, device):
-        for k in ("A", "B", "A0", "B0", "kA", "kB", "u"):
-            if getattr(self, k) is not None:
-                setattr(self, k, getattr(self, k).to(device))
-        return self
-
-    def _rho(self, A, k, kick=None):
-        """(ρ, the raw norm estimate σ̂) for the stored A (see ``eagle._loop``)."""
-        if self.freeze_tol is not None and self.rho == "exact":   # one SVD for ρ and the conditioning vote
-            s = torch.linalg.svdvals(A)
-            self.cond = self._conditioned(s)
-            sigma = s[..., :1].unsqueeze(-1)
-        else:
-            if kick is not None:   # the simulation's 1% kick of the warm start (eagle._POWER_KICK)
-                self.u = self.u + (_POWER_KICK / math.sqrt(A.shape[-2])) * kick * torch.linalg.vector_norm(
-                    self.u, dim=-2, keepdim=True)
-            sigma, self.u = _norm2(A, self.rho, self.u, k)
-            if self.freeze_tol is not None:
-                self.cond = self._conditioned(torch.linalg.svdvals(A))
-        margin = POWER_MARGIN if self.rho == "power" else 1.0   # as the single-process solver
-        used = _pool(sigma * (self.rho_scale * margin), self.rho_pool)
-        rho = torch.where(used > 0, 1.0 / torch.where(used > 0, used, torch.ones_like(used)) ** 2,
-                          torch.zeros_like(used))
-        return rho, sigma
-
-    def _d_scale(self):
-        return _pow2_factor(self.kA - self.kB, self.A.dtype) if self.rescale else 1.0
-
-    def _rescaled(self):
-        """Rescale the stored A, B (exact powers of two); log2 of Algorithm 1's own ‖A_ℓ‖_F."""
-        if not self.rescale:
-            return torch.log2(_fro(self.A))
-        self.A, self.kA, lA = _rescale(self.A, self.kA, self.rho_pool)
-        self.B, self.kB, _ = _rescale(self.B, self.kB, "instance")
-        return lA
-
-    def step(self, C, D, ell, frozen, kick=None):
-        """(A', B', ΔC, ΔD, x, lA, conditioned) of this round, nothing committed; x = ηρσ̂² and lA = log2 ‖A_ℓ‖_F
-        are what the stopping rule needs from this machine (per instance)."""
-        if frozen:
-            if self.linear is None:   # the UPDATE's C, D lines as linear maps of C, for the frozen A, B
-                self.lA = self._rescaled()
-                rho, _ = self._rho(self.A, 2 * self.power_iters)
-                eye = torch.eye(self.A.shape[-2], dtype=self.A.dtype, device=self.A.device).expand(
-                    *self.A.shape[:-2], -1, -1)
-                _, _, GC, GD = step(self.A, self.B, eye, None, 0.0, self.gamma * rho, d_scale=self._d_scale())
-                self.linear = (GC, GD)
-            GC, GD = self.linear
-            return self.A, self.B, GC @ C, GD @ C, torch.zeros_like(self.lA), self.lA, 1.0
-        self.lA = self._rescaled()
-        rho, sigma = self._rho(self.A, self.power_iters if ell > 0 else 2 * self.power_iters, kick)
-        A2, B2, dC, dD = step(self.A, self.B, C, D, self.eta * rho, self.gamma * rho, d_scale=self._d_scale())
-        return A2, B2, dC, dD, self.eta * rho * sigma ** 2, self.lA, self.cond
-
-    def _conditioned(self, s) -> float:
-        """1.0 when Σ_i (1 − σ_i²/σ_1²)² < freeze_tol over the positive singular values (every batch member)."""
-        top = s[..., :1]
-        pos = s > top * 1e-8
-        dev = torch.where(pos, (1 - (s / torch.where(top > 0, top, torch.ones_like(top))) ** 2) ** 2,
-                          torch.zeros_like(s)).sum(-1)
-        return float(bool((dev < self.freeze_tol).all()))
-
-    def commit(self, A2, B2):
-        self.A, self.B = A2, B2
-
-
-# ----------------------------------------------------------------------------------------------
-# The round loop, shared by every transport
-
-
-def _sync(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-class _Transport:
-    """How the local machines talk to the others: ``reduce(bufs)`` sums the flat buffers over all machines;
-    ``gather(items)`` returns every machine's item (a tuple of tensors), in machine order; ``bytes_sent()``
-    the TCP bytes this process has sent so far (None where not measurable)."""
-
-    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None):
-        self.reduce, self.gather, self.bytes_sent = reduce, gather, bytes_sent
-
-
-def _local_transport() -> _Transport:
-    return _Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items))
-
-
-def header_floats(machines: int, batch: int = 1) -> int:
-    """Floats of the per-round header: each machine's ηρσ̂² and log2 ‖A^μ_ℓ‖_F per instance (what the stopping
-    rule needs from it), and the count of conditioned machines (the freezing variant)."""
-    return 2 * machines * batch + 1
-
-
-def machine_loop(machines: list, C, transport: _Transport, *, world: int, first: int = 0, rng=None,
-                 tol=None, atol=0.0, max_iter=1000, rcond=None, reference=None, out_dtype=None,
-                 spectral_check: bool = True, progress: Callable | None = None, fault=None, rank: int = 0) -> dict:
-    """Run the outer loop of Algorithm 1 for the local ``machines`` (one per process on a real run, all M in
-    :func:`solve_serial`; global indices ``first`` …), stopping by the rule of ``solve_distributed``
-    (:class:`~eaglebook.solver.stopping.StopRule`).  One ``transport.reduce`` per round sums the flat buffers
-    [ΔC | ΔD | header] over all ``world`` machines; the spectral check (rare) and the consistency test at
-    the end gather the blocks.  Every process sees the same reduced numbers and so takes the same decisions.
-    ``rng`` continues the generator that drew the power vectors (the kicks of ``rho="power"``).
-    ``spectral_check=False`` never gathers: the rule's checks see no band and no dropped directions (the
-    change rule and its tail bound decide alone) and the consistency test is skipped, so the run may stop at
-    another round than ``solve_distributed`` and ``converged`` is not verified against rank deficiency.
-    Returns the final D, the statuses and the per-round statistics."""
-    dtype, device = C.dtype, C.device
-    batch = tuple(C.shape[:-2])
-    nb = max(1, math.prod(batch))
-    dp = machines[0].B.shape[-2]
-    d = C.shape[-2]
-    D = torch.zeros(batch + (dp, C.shape[-1]), dtype=dtype, device=device)
-    nC, nD = C.numel(), D.numel()
-    H = header_floats(world, nb)
-    bufs = [torch.zeros(nC + nD + H, dtype=dtype, device=device) for _ in machines]
-    eps = torch.finfo(dtype).eps
-    tol = DEFAULT_TOL[dtype] if tol is None else float(tol)
-    ref_norm2 = float((reference ** 2).sum()) if reference is not None else None
-    progress = progress or (lambda code: None)
-    flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
-    host = lambda x: x.reshape(-1).to(torch.float64).cpu().numpy()
-    gathers, gather_bytes = 0, 0
-
-    def gather(items):   # collective: every process calls it at the same point of the loop
-        nonlocal gathers, gather_bytes
-        progress(-1 if ell == 0 else 2 * ell + 1)
-        out = transport.gather([tuple(x.cpu() for x in it) for it in items])
-        gathers += 1
-        gather_bytes += sum(x.numel() * x.element_size() for it in items for x in it)
-        return [tuple(x.to(device) for x in it) for it in out]
-
-    ell = 0
-    n_total = sum(int(t[0]) for t in gather([(torch.tensor([m.A.shape[-1]]),) for m in machines]))
-    rc = float(rcond) if rcond is not None else max(d, n_total) * eps
-    rule = StopRule(nb, tol=tol, atol_f=np.full(nb, float(atol)), machines=world, n=n_total, rcond=rc,
-                    floor=max(d, n_total) * eps / 2)
-    rule.start(host(torch.log2(_fro(C))))
-    kick = machines[0].rho == "power" and machines[0].u is not None
-    frozen, frozen_at = False, None
-    deltas, rels, t_comp, t_comm, t_round = [], [], [], [], []
-    rounds_wire = 0
-    Dout = D.clone()
-    start = time.perf_counter()
-    while True:
-        progress(2 * ell)
-        _inject(fault, rank, ell)
-        t0 = time.perf_counter()
-        kicks = ([torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device)
-                  for _ in range(world)] if kick and ell > 0 else None)
-        pending = []
-        for j, (m, buf) in enumerate(zip(machines, bufs)):
-            g = first + j
-            A2, B2, dC, dD, x, lA, cond = m.step(C, D, ell, frozen, kicks[g] if kicks else None)
-            buf[:nC] = dC.reshape(-1)
-            buf[nC:nC + nD] = dD.reshape(-1)
-            head = buf[nC + nD:]
-            head.zero_()
-            head[g * nb:(g + 1) * nb] = x.reshape(-1)
-            head[(world + g) * nb:(world + g + 1) * nb] = lA.reshape(-1).to(dtype)
-            head[-1] = cond
-            pending.append((A2, B2))
-        _sync(device)
-        t1 = time.perf_counter()
-        progress(2 * ell + 1)
-        w0 = transport.bytes_sent() if transport.bytes_sent else 0
-        total = transport.reduce(bufs)
-        _sync(device)
-        t2 = time.perf_counter()
-        rounds_wire += (transport.bytes_sent() - w0) if transport.bytes_sent else 0
-        t_comp.append(t1 - t0), t_comm.append(t2 - t1)
-        head = total[nC + nD:]
-        x_max = head[:world * nb].view(world, nb).amax(0)
-        lA_max = head[world * nb:2 * world * nb].view(world, nb).amax(0)
-        for m, (A2, B2) in zip(machines, pending):
-            m.commit(A2, B2)
-        if not frozen and machines[0].freeze_tol is not None and float(head[-1]) >= world:
-            frozen, frozen_at = True, ell + 1
-        C = C + total[:nC].view_as(C) / world
-        D_new = D + total[nC:nC + nD].view_as(D) / world
-        ell += 1
-        fd = _fro(D_new - D)
-        deltas.append(float(fd.max()) if fd.numel() else 0.0)
-        if reference is not None:
-            sq = float(((D_new.to(torch.float64) - reference) ** 2).sum())
-            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else (0.0 if sq == 0 else math.inf))
-        finish, trig = rule.observe(
-            ell, fd=host(fd), nD=host(_fro(D_new)), finite=torch.isfinite(flat(D_new)).all(-1).all(-1).cpu().numpy(),
-            lC=host(torch.log2(_fro(C))), lA=host(lA_max),
-            growth=host(-torch.log1p(-x_max.clamp(0.0, 0.9))), annihilates=(x_max >= ANNIHILATES).cpu().numpy())
-        source = {"cur": flat(D_new), "prev": flat(D), "fin": flat(D_new)}   # distributed keeps D_ℓ
-        if trig and not spectral_check:   # the change rule alone
-            finish |= rule.resolve(ell, trig, np.full(nb, math.inf), np.zeros(nb))
-        elif trig:
-            blocks = gather([(m.A, m.B, m.kA, m.kB) for m in machines])
-            band_min, _, err_rel = _spectral_check([b[0] for b in blocks], [b[1] for b in blocks], C, D_new,
-                                                   [b[2] for b in blocks], [b[3] for b in blocks],
-                                                   rule.growth_tensor(C), rc, machines[0].gamma)
-            if frozen:   # frozen blocks are conditioned no further: no band to wait for (the change rule decides)
-                band_min = np.full_like(band_min, math.inf)
-            finish |= rule.resolve(ell, trig, band_min, err_rel)
-        for i in rule.write(flat(Dout), finish, source):   # a finished instance stops changing
-            for X_ in (*(m.A for m in machines), *(m.B for m in machines), C):
-                flat(X_)[i] = 0
-        D = D_new
-        t_round.append(time.perf_counter() - t0)
-        if rule.done.all() or ell >= max_iter:
-            break
-    rule.fill(flat(Dout), flat(D))
-    rule.close(ell)
-    if spectral_check and world > 1 and bool((rule.status == "converged").any()):   # the same on every process
-        blocks = gather([(m.A0, m.B0) for m in machines])
-        rule.consistency(*_consistency_level([b[0] for b in blocks], [b[1] for b in blocks], C, rc), d=d, eps=eps)
-    rule.out_of_range(host(_maxabs(Dout)), torch.finfo(out_dtype or dtype))
-    status = next((s for s in STATUSES[::-1] if s in set(rule.status)), "converged")
-    wall = time.perf_counter() - start
-    med = (lambda xs: float(np.median(xs)) if xs else 0.0)
-    return dict(D=Dout, iterations=ell, status=status, statuses=rule.status.reshape(batch) if batch else None,
-                level=float(np.nanmax(rule.level)) if np.any(np.isfinite(rule.level)) else math.nan,
-                checks=rule.checks, delta=np.asarray(deltas, dtype=np.float64),
-                rel_error=np.asarray(rels, dtype=np.float64) if reference is not None else None,
-                collectives=ell + gathers, gathers=gathers, gather_bytes=gather_bytes,
-                time_per_round=med(t_round), compute_per_round=med(t_comp), comm_per_round=med(t_comm),
-                wire_bytes_per_round=rounds_wire / ell if transport.bytes_sent and ell else None,
-                frozen_at=frozen_at, wall=wall, header_floats=H,
-                payload_bytes=(nC + nD + H) * bufs[0].element_size(),
-                floats=(d + dp) * C.shape[-1] * nb)
 
 
 def _inject(fault, rank, ell):
@@ -397,107 +101,51 @@ def _inject(fault, rank, ell):
         raise RuntimeError(f"injected failure in round {ell}")
 
 
-def _make_machines(A_list, B_list, C, *, seed, eta, gamma, rho, rho_scale, power_iters, rho_pool, rescale,
-                   freeze_tol, first: int, world: int):
-    """Validated tensors, the machine objects for ranks first … first + len(A_list) − 1 and the generator
-    (continued by the power method's kicks)."""
-    positive("eta", eta)
-    positive("gamma", gamma)
+def _opts(*, tol=None, atol=0.0, max_iter=1000, seed=0, eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0,
+          power_iters=5, rescale=True, freeze_tol=None, rcond=None, certify="gemm") -> dict:
+    """The options every process gets (plain data: they travel to spawned workers)."""
     if rho not in ("exact", "power"):
         raise ValueError(f"argument rho={rho!r} must be 'exact' or 'power'")
-    int_in("power_iters", power_iters, 1)
-    if freeze_tol is not None:
-        positive("freeze_tol", freeze_tol)
-    named = {}
-    for i, (a, b) in enumerate(zip(A_list, B_list)):
-        named[f"A_blocks[{first + i}]"], named[f"B_blocks[{first + i}]"] = a, b
-    named["C"] = C
-    ts, io = prepare(named)
-    check_batch(ts, "C")
-    d = ts["C"].shape[-2]
-    for i in range(len(A_list)):
-        an, bn = f"A_blocks[{first + i}]", f"B_blocks[{first + i}]"
-        try:
-            check_shapes(ts[an], ts[bn], ts["C"])
-        except ValueError as e:
-            raise ValueError(str(e).replace("argument A ", f"argument {an} ").replace("argument B ", f"argument {bn} ")
-                             .replace("but A has", f"but {an} has")) from None
-    rng = as_rng(seed)
-    batch = tuple(ts["C"].shape[:-2])
-    us = [None] * world
-    if rho == "power":   # the simulation draws every machine's start vector from one generator, in order
-        us = [torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=io.compute, device=io.device)
-              for _ in range(world)]
-    ms = [_Machine(ts[f"A_blocks[{first + i}]"], ts[f"B_blocks[{first + i}]"], us[first + i], eta=float(eta),
-                   gamma=float(gamma), rho=rho, rho_scale=float(rho_scale), power_iters=int(power_iters),
-                   rho_pool=rho_pool, rescale=bool(rescale), freeze_tol=freeze_tol)
-          for i in range(len(A_list))]
-    return ms, ts["C"], io, rng
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"argument seed={seed!r} must be a non-negative integer (every process draws the same stream)")
+    return dict(tol=tol, atol=atol, max_iter=max_iter, seed=int(seed), eta=eta, gamma=gamma, rho=rho,
+                rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond,
+                certify=certify)
+
+
+def _setup(A_list, B_list, C, opts: dict, *, first: int, world: int, reference=None):
+    names = ("A_blocks[{}]", "B_blocks[{}]") if first == 0 and len(A_list) == world else \
+        (f"A_blocks[{first}]", f"B_blocks[{first}]")
+    o = {k: v for k, v in opts.items()}
+    return setup(A_list, B_list, C, None, names, sketch=None, sketch_kind="columns", redraw=True, eta=o["eta"],
+                 gamma=o["gamma"], rho=o["rho"], rho_scale=o["rho_scale"], power_iters=o["power_iters"],
+                 rho_pool="instance", max_iter=o["max_iter"], tol=o["tol"], atol=o["atol"], rescale=o["rescale"],
+                 seed=o["seed"], reference=reference, rcond=o["rcond"], certify=o["certify"],
+                 freeze_tol=o["freeze_tol"], world=world, first=first)
+
+
+def _engine(P, transport, *, world, first, opts, progress=None, hook=None) -> Result:
+    return run(P.As, P.Bs, P.C, P.opts, transport, world=world, first=first, rng=P.rng, us=P.us, tol=opts["tol"],
+               atol=opts["atol"], max_iter=opts["max_iter"], rcond=opts["rcond"], certify=opts["certify"],
+               test_seed=opts["seed"], reference=P.reference, out_dtype=P.io.out_torch, progress=progress, hook=hook)
 
 
 def solve_serial(A_blocks: Sequence, B_blocks: Sequence, C, *, tol=None, atol=0.0, max_iter=1000, seed=0,
                  eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5, rescale=True,
-                 freeze_tol=None, rcond=None, spectral_check=True, reference=None) -> DistributedResult:
-    """The round loop of the multi-process solver in one process: the M machines one after another
-    and the reduction a plain sum.  Same arguments and result as :func:`run_local`."""
+                 freeze_tol=None, rcond=None, certify="gemm", reference=None) -> Result:
+    """The multi-process engine's run in one process: the M machines one after another and the reduction a
+    plain sum.  Same arguments and result as :func:`run_local`."""
+    A_blocks, B_blocks = as_blocks("A_blocks", A_blocks), as_blocks("B_blocks", B_blocks)
     M = len(A_blocks)
-    if M < 1 or len(B_blocks) != M:
+    if len(B_blocks) != M:
         raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
-    ms, Ct, io, rng = _make_machines(list(A_blocks), list(B_blocks), C, seed=seed, eta=eta, gamma=gamma, rho=rho,
-                                     rho_scale=rho_scale, power_iters=power_iters, rho_pool="instance",
-                                     rescale=rescale, freeze_tol=freeze_tol, first=0, world=M)
-    ref = None if reference is None else torch.as_tensor(np.asarray(reference), dtype=torch.float64)
-    r = machine_loop(ms, Ct, _local_transport(), world=M, rng=rng, tol=tol, atol=atol,
-                     max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond), reference=ref,
-                     out_dtype=io.out_torch, spectral_check=bool(spectral_check))
-    return _result(r, [r], io, M, "serial")
-
-
-def _rcond(rcond):
-    return None if rcond is None else positive("rcond", rcond)
-
-
-def _result(r0: dict, stats: list, io, M: int, backend: str) -> DistributedResult:
-    return DistributedResult(
-        D=_out(io, r0["D"]) if io is not None else r0["D"], iterations=r0["iterations"],
-        converged=r0["status"] == "converged", status=r0["status"], delta=r0["delta"], rel_error=r0["rel_error"],
-        machines=M, backend=backend, floats_per_round=r0["floats"], header_floats=r0["header_floats"],
-        payload_bytes_per_round=r0["payload_bytes"], collectives=r0["collectives"],
-        time_per_round=[s["time_per_round"] for s in stats], compute_per_round=[s["compute_per_round"] for s in stats],
-        comm_per_round=[s["comm_per_round"] for s in stats],
-        wire_bytes_per_round=[s["wire_bytes_per_round"] for s in stats], frozen_at=r0["frozen_at"],
-        wall=max(s["wall"] for s in stats), level=r0["level"], statuses=r0["statuses"], checks=r0["checks"],
-        gathers=r0["gathers"], gather_bytes=[s["gather_bytes"] for s in stats])
-
-
-# ----------------------------------------------------------------------------------------------
-# Bytes on the wire
-
-
-def tcp_bytes_sent() -> int:
-    """TCP payload bytes this process has sent on its open TCP sockets (the kernel's ``TCP_INFO``
-    counters: ``tcpi_bytes_sent``, or ``tcpi_bytes_acked`` on older kernels).  Linux only."""
-    total = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
-                continue
-            s = socket.socket(fileno=os.dup(int(fd)))
-        except OSError:
-            continue
-        try:
-            if s.type != socket.SOCK_STREAM or s.family not in (socket.AF_INET, socket.AF_INET6):
-                continue
-            raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
-            if len(raw) >= 208:
-                total += struct.unpack_from("Q", raw, 200)[0]
-            elif len(raw) >= 128:
-                total += struct.unpack_from("Q", raw, 120)[0]
-        except OSError:
-            pass
-        finally:
-            s.close()
-    return total
+    opts = _opts(tol=tol, atol=atol, max_iter=max_iter, seed=seed, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale,
+                 power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond, certify=certify)
+    P = _setup(A_blocks, B_blocks, C, opts, first=0, world=M, reference=reference)
+    res = _engine(P, local_transport(), world=M, first=0, opts=opts)
+    res.D = to_output(P.io, res.D)
+    res.backend = "serial"
+    return res
 
 
 # ----------------------------------------------------------------------------------------------
@@ -522,29 +170,38 @@ def _all_gather(items):
     """Every process's item (a tuple of CPU tensors), in rank order (the blocks have any shapes)."""
     import torch.distributed as dist
     out = [None] * dist.get_world_size()
-    dist.all_gather_object(out, items[0])
+    dist.all_gather_object(out, tuple(x.cpu() for x in items[0]))
     return out
 
 
 def run_rank(A_mu, B_mu, C, *, rank: int, world: int, backend: str, device: torch.device, opts: dict,
-             reference=None, progress=None, fault=None) -> dict:
-    """Process ``rank``'s part of a run, in an initialised process group: its machine, the rounds."""
-    ms, Ct, io, rng = _make_machines([A_mu], [B_mu], C, first=rank, world=world, **opts["machine"])
-    ms[0].to(device)
-    ref = None if reference is None else torch.as_tensor(np.asarray(reference), dtype=torch.float64, device=device)
-    transport = _Transport(_all_reduce, _all_gather, tcp_bytes_sent if backend == "gloo" else None)
-    r = machine_loop(ms, Ct.to(device), transport, world=world, first=rank, rng=rng, rank=rank, reference=ref,
-                     progress=progress, fault=fault, out_dtype=io.out_torch, **opts["loop"])
-    r["D"] = _out(io, r["D"].cpu()) if io.numpy else r["D"].cpu()
-    return r
+             reference=None, progress=None, fault=None) -> Result:
+    """Process ``rank``'s part of a run, in an initialised process group: its machine, the rounds.  Returns
+    this process's :class:`Result` (D as NumPy for NumPy input; every process holds the same D)."""
+    P = _setup([A_mu], [B_mu], C, opts, first=rank, world=world, reference=reference)
+    P = P._replace(As=[a.to(device) for a in P.As], Bs=[b.to(device) for b in P.Bs], C=P.C.to(device),
+                   us=[u.to(device) if u is not None else None for u in P.us],
+                   reference=P.reference.to(device) if P.reference is not None else None)
+    transport = Transport(_all_reduce, _all_gather, tcp_bytes_sent if backend == "gloo" else None)
+    res = _engine(P, transport, world=world, first=rank, opts=opts, progress=progress,
+                  hook=(lambda ell: _inject(fault, rank, ell)) if fault is not None else None)
+    res.D = to_output(P.io, res.D.cpu()) if P.io.numpy else res.D.cpu()
+    res.backend = backend
+    return res
 
 
-def _opts(*, tol, atol, max_iter, seed, eta, gamma, rho, rho_scale, power_iters, rescale, freeze_tol,
-          rcond=None, spectral_check=True) -> dict:
-    return {"machine": dict(seed=seed, eta=eta, gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters,
-                            rho_pool="instance", rescale=rescale, freeze_tol=freeze_tol),
-            "loop": dict(tol=tol, atol=float(atol), max_iter=int_in("max_iter", max_iter, 1), rcond=_rcond(rcond),
-                         spectral_check=bool(spectral_check))}
+def _combine(r0: Result, stats: list, backend: str) -> Result:
+    """Rank 0's result with every process's statistics (lists indexed by rank)."""
+    r0.backend = backend
+    for k in ("time_per_round", "compute_per_round", "comm_per_round", "wire_bytes_per_round", "gather_bytes"):
+        setattr(r0, k, [s[k][0] if isinstance(s[k], list) else s[k] for s in stats])
+    r0.wall = max(s["wall"] for s in stats)
+    return r0
+
+
+def _stats(r: Result) -> dict:
+    return {k: getattr(r, k) for k in ("time_per_round", "compute_per_round", "comm_per_round",
+                                       "wire_bytes_per_round", "gather_bytes", "wall")}
 
 
 def _child(rank, world, port, backend, timeout, A_mu, B_mu, C, opts, reference, conn, beat, fault):
@@ -582,7 +239,7 @@ def _child(rank, world, port, backend, timeout, A_mu, B_mu, C, opts, reference, 
         r = run_rank(A_mu, B_mu, C, rank=rank, world=world, backend=backend, device=_device(backend, rank),
                      opts=opts, reference=reference, progress=progress, fault=fault)
         if rank != 0:
-            r["D"] = None
+            r.D = None
         conn.send(("done", rank, r))
         dist.destroy_process_group()
     except BaseException as e:   # noqa: BLE001 — report everything, then exit non-zero
@@ -604,19 +261,21 @@ def _loopback_ifname() -> str:
 
 def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo", tol=None, atol=0.0,
               max_iter=1000, seed=0, eta=1 / 3, gamma=1.0, rho="power", rho_scale=1.0, power_iters=5,
-              rescale=True, freeze_tol=None, rcond=None, spectral_check=True, reference=None, timeout: float = 60.0,
+              rescale=True, freeze_tol=None, rcond=None, certify="gemm", reference=None, timeout: float = 60.0,
               join_timeout: float | None = None, hang_timeout: float | None = None, fault=None) -> DistributedResult:
-    """Run distributed EAGLE as M = len(A_blocks) processes on this host (127.0.0.1 only).
+    """Run distributed EAGLE as M = len(A_blocks) processes on this host (127.0.0.1 only); returns a
+    :class:`eaglebook.solver.Result` (the multi-process fields filled in, per process).
 
     Process μ receives only A_blocks[μ], B_blocks[μ] and C.  The options are those of
     :func:`eaglebook.solver.solve_distributed` (``rho`` ``"exact"`` or ``"power"``), plus
     ``freeze_tol`` (the §E.2 variant; None = never freeze) and:
 
-    spectral_check : True (default): stop exactly as ``solve_distributed`` does; its spectral checks (a few
-        per run) and the consistency test at the end gather every process's blocks, about 2·(d + d')·n_μ
-        floats per process per run on top of the rounds.  False: never gather (only the rounds'
-        (d + d')·n' + 2M + 1 floats); the change rule and its tail bound decide alone, so the run may stop
-        at another round, and ``converged`` is not checked against rank-deficient or inconsistent data.
+    certify : ``"gemm"`` (default): stop exactly as ``solve_distributed`` does; its checks reduce 3M floats
+        per problem each (a few per run) and the test column adds (d + d') floats to each round.
+        ``"svd"``: the checks and the consistency test at the end gather every process's blocks instead
+        (about 2·(d + d')·n_μ floats per process per run).  ``"none"``: only the rounds'
+        (d + d')·n' + 2M + 1 floats; the change rule and its tail bound decide alone, so the run may stop at
+        another round, and ``converged`` is not checked against rank-deficient or inconsistent data.
     backend : ``"gloo"`` (CPU) or ``"nccl"`` (process μ on GPU μ mod the GPU count).
     timeout : seconds a collective, or the rendezvous, may wait (the process group's time-out); also
         the watchdog's limit on a round in which no rank makes progress (``hang_timeout``).
@@ -629,10 +288,8 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
     Raises :class:`DistributedError` (after stopping every process and closing the port) when a
     worker dies, hangs, never joins or fails; ``ValueError`` for bad arguments.
 
-    One known difference from ``solve_distributed``: each process rescales its own A^μ, B^μ by powers of
-    two, but C and D stay in their true scale (a common frame would need one more collective), so a
-    completion B A^† C that overflows the *compute* dtype (float32 data with |D| > 3e38) ends
-    ``non_finite`` here where ``solve_distributed`` says ``out_of_range``; neither is ``converged``.
+    The processes work in the same exact power-of-two frame as ``solve_distributed`` (its exponents travel
+    in the gather at the start), so the two agree on every status, ``out_of_range`` included.
     """
     import multiprocessing as mp
     from multiprocessing.connection import wait
@@ -641,18 +298,18 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
 
     if backend not in _BACKENDS:
         raise ValueError(f"argument backend={backend!r} must be one of {_BACKENDS}")
-    A_blocks, B_blocks = list(A_blocks), list(B_blocks)
+    A_blocks, B_blocks = as_blocks("A_blocks", A_blocks), as_blocks("B_blocks", B_blocks)
     M = len(A_blocks)
-    if M < 1 or len(B_blocks) != M:
+    if len(B_blocks) != M:
         raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
     timeout = positive("timeout", timeout)
     join_timeout = timeout if join_timeout is None else positive("join_timeout", join_timeout)
     hang_timeout = timeout if hang_timeout is None else positive("hang_timeout", hang_timeout)
     opts = _opts(tol=tol, atol=atol, max_iter=max_iter, seed=seed, eta=eta, gamma=gamma, rho=rho,
                  rho_scale=rho_scale, power_iters=power_iters, rescale=rescale, freeze_tol=freeze_tol, rcond=rcond,
-                 spectral_check=spectral_check)
+                 certify=certify)
     # validate everything here, before any process starts (errors name the argument)
-    _, _, io, _ = _make_machines(A_blocks, B_blocks, C, first=0, world=M, **opts["machine"])
+    io = _setup(A_blocks, B_blocks, C, opts, first=0, world=M, reference=reference).io
 
     def host(x):   # what a worker receives: NumPy arrays (torch tensors travel as NumPy, come back as torch)
         return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
@@ -685,9 +342,9 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
             c.close()
         del store
     r0 = results[0]
-    if not io.numpy and isinstance(r0["D"], np.ndarray):
-        r0["D"] = torch.as_tensor(r0["D"])
-    res = _result(r0, [results[mu] for mu in range(M)], None, M, backend)
+    if not io.numpy and isinstance(r0.D, np.ndarray):
+        r0.D = torch.as_tensor(r0.D)
+    res = _combine(r0, [_stats(results[mu]) for mu in range(M)], backend)
     if not io.numpy:
         res.D = res.D.to(device=io.device, dtype=io.out_torch)
     return res
@@ -802,15 +459,51 @@ def _is_comm_error(msg: str) -> bool:
     return any(w in m for w in ("gloo", "connection", "timed out", "timeout", "peer", "nccl", "socket", "closed"))
 
 
+def tcp_bytes_sent() -> int:
+    """TCP payload bytes this process has sent on its open TCP sockets (the kernel's ``TCP_INFO``
+    counters: ``tcpi_bytes_sent``, or ``tcpi_bytes_acked`` on older kernels).  Linux only."""
+    total = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            s = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue
+        try:
+            if s.type != socket.SOCK_STREAM or s.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+            if len(raw) >= 208:
+                total += struct.unpack_from("Q", raw, 200)[0]
+            elif len(raw) >= 128:
+                total += struct.unpack_from("Q", raw, 120)[0]
+        except OSError:
+            pass
+        finally:
+            s.close()
+    return total
+
+
 # ----------------------------------------------------------------------------------------------
 # The torchrun CLI
 
 
-def _parser() -> argparse.ArgumentParser:
+class CLIError(ValueError):
+    """Bad input to the command line: printed as one line, exit status 2."""
+
+
+_HINT = ("run it under torchrun, one process per machine (torchrun --nproc-per-node M -m {module} ...), "
+         "or from Python call eaglebook.solver.distributed.run_local (it starts the processes) or "
+         "eaglebook.solve_distributed (one process)")
+
+
+def _parser(module: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="torchrun --nproc-per-node M -m eaglebook.solver.distributed",
+        prog=f"torchrun --nproc-per-node M -m {module}",
         description="Distributed EAGLE, one process per machine (torch.distributed).  Process μ reads only its own "
-                    "column block of A and B.")
+                    "column block of A and B.",
+        epilog=_HINT.format(module=module).capitalize() + ".")
     p.add_argument("--input", help=".npz with A, B, C (split into contiguous column blocks) or A_0, B_0, …, "
                                    "A_{M-1}, B_{M-1}, C (one block per process)")
     p.add_argument("--out", required=True, help="output .npz written by rank 0")
@@ -820,64 +513,156 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-iter", type=int, default=1000)
     p.add_argument("--rho", choices=("exact", "power"), default="power")
     p.add_argument("--freeze-tol", type=float, default=None)
-    p.add_argument("--no-spectral-check", dest="spectral_check", action="store_false",
-                   help="never gather the blocks (communication within (d + d')·n' floats per round); the run may "
-                        "stop at another round than solve_distributed")
+    p.add_argument("--certify", choices=("gemm", "svd", "none"), default="gemm",
+                   help="how the status is certified: gemm (products, default), svd (gathers the blocks), none "
+                        "(the rounds' (d + d')·n' floats only; the run may stop at another round than "
+                        "solve_distributed)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds a collective or the rendezvous may wait")
     return p
 
 
-def _load_block(path: str, rank: int, world: int):
-    with np.load(path) as z:
-        if f"A_{rank}" in z.files:
-            return z[f"A_{rank}"], z[f"B_{rank}"], z["C"]
-        A = z["A"]
-        lo, hi = machine_edges(A.shape[-1], world)[rank:rank + 2]
-        A_mu = np.ascontiguousarray(A[..., lo:hi])
-        del A
-        return A_mu, np.ascontiguousarray(z["B"][..., lo:hi]), z["C"]
+def _array(z, key: str, path: str):
+    try:
+        a = np.asarray(z[key])
+    except ValueError as e:   # object arrays (allow_pickle=False)
+        raise CLIError(f"--input {path}: array {key!r} cannot be read ({e})") from None
+    if a.dtype.kind not in "biuf":
+        raise CLIError(f"--input {path}: array {key!r} must be real numbers, got dtype {a.dtype}")
+    if a.ndim < 2 or any(s == 0 for s in a.shape):
+        raise CLIError(f"--input {path}: array {key!r} must be a non-empty matrix (or a batch of them), "
+                       f"got shape {a.shape}")
+    if not np.isfinite(a).all():
+        raise CLIError(f"--input {path}: array {key!r} has non-finite entries (NaN or inf)")
+    return a
 
 
-def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callable | None = None) -> int:
+def check_problem(As: list, Bs: list, C, names=None, where: str = "the problem") -> None:
+    """``CLIError`` (one line) unless the blocks fit together: every A^μ has C's d rows, every B^μ the same d'
+    rows and A^μ's columns, and all share C's batch shape."""
+    names = names or ([f"A_{i}" for i in range(len(As))], [f"B_{i}" for i in range(len(Bs))])
+    d, batch = C.shape[-2], C.shape[:-2]
+    dp = Bs[0].shape[-2]
+    for a, b, an, bn in zip(As, Bs, *names):
+        if a.shape[-2] != d:
+            raise CLIError(f"{where}: {an!r} has {a.shape[-2]} rows but 'C' has {d}: A and C need the same d")
+        if b.shape[-1] != a.shape[-1]:
+            raise CLIError(f"{where}: {bn!r} has {b.shape[-1]} columns but {an!r} has {a.shape[-1]}")
+        if b.shape[-2] != dp:
+            raise CLIError(f"{where}: {bn!r} has {b.shape[-2]} rows but {names[1][0]!r} has {dp}")
+        if a.shape[:-2] != batch or b.shape[:-2] != batch:
+            raise CLIError(f"{where}: {an!r}, {bn!r} and 'C' need the same batch shape, got "
+                           f"{a.shape[:-2]}, {b.shape[:-2]}, {batch}")
+
+
+def load_problem(path: str, rank: int, world: int):
+    """Process ``rank``'s blocks (A^μ, B^μ, C) from the ``.npz`` file ``path``, after checking the whole file
+    (so every process reaches the same verdict); ``CLIError`` naming what is wrong."""
+    if not os.path.isfile(path):
+        raise CLIError(f"--input {path}: no such file")
+    try:
+        z = np.load(path, allow_pickle=False)
+    except Exception as e:    # not a zip, truncated, ...
+        raise CLIError(f"--input {path} is not a readable .npz archive ({type(e).__name__}: "
+                       f"{str(e).split('.')[0]})") from None
+    with z:
+        keys = set(getattr(z, "files", []))
+        if not keys:
+            raise CLIError(f"--input {path} is not an .npz archive of named arrays")
+        have = ", ".join(sorted(keys)) or "nothing"
+        need = "A, B, C (split by columns) or A_0 … A_{M-1}, B_0 … B_{M-1}, C (one block per process)"
+        if "C" not in keys:
+            raise CLIError(f"--input {path} has no array 'C' (it has {have}); it needs {need}")
+        C = _array(z, "C", path)
+        if "A_0" in keys or "B_0" in keys:
+            missing = [k for i in range(world) for k in (f"A_{i}", f"B_{i}") if k not in keys]
+            if missing:
+                raise CLIError(f"--input {path} has no array {missing[0]!r} for {world} processes (it has {have}); "
+                               f"it needs {need}")
+            extra = sorted(k for k in keys if k[:2] in ("A_", "B_") and k[2:].isdigit() and int(k[2:]) >= world)
+            if extra:
+                raise CLIError(f"--input {path} has blocks for more than {world} processes ({extra[0]!r}); "
+                               f"start as many processes as blocks")
+            As = [_array(z, f"A_{i}", path) for i in range(world)]
+            Bs = [_array(z, f"B_{i}", path) for i in range(world)]
+            check_problem(As, Bs, C, where=f"--input {path}")
+            return As[rank], Bs[rank], C
+        missing = [k for k in ("A", "B") if k not in keys]
+        if missing:
+            raise CLIError(f"--input {path} has no array {missing[0]!r} (it has {have}); it needs {need}")
+        A, B = _array(z, "A", path), _array(z, "B", path)
+        check_problem([A], [B], C, (["A"], ["B"]), where=f"--input {path}")
+        n = A.shape[-1]
+        if n < world:
+            raise CLIError(f"--input {path}: 'A' has {n} columns, fewer than the {world} processes")
+        lo, hi = machine_edges(n, world)[rank:rank + 2]
+        return np.ascontiguousarray(A[..., lo:hi]), np.ascontiguousarray(B[..., lo:hi]), C
+
+
+def _environment():
+    """(rank, world, local rank) from torchrun's environment; ``CLIError`` when it is missing."""
+    missing = [k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
+    if missing:
+        raise CLIError(f"not started by torchrun ({', '.join(missing)} unset)")
+    try:
+        return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", 0))
+    except ValueError:
+        raise CLIError("torchrun's RANK / WORLD_SIZE / LOCAL_RANK are not integers") from None
+
+
+def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callable | None = None,
+         module: str = "eaglebook.solver.distributed") -> int:
     """The CLI (run under torchrun: it reads RANK, WORLD_SIZE, LOCAL_RANK and the rendezvous from the
     environment).  ``make_problem(args, rank, world)`` may supply (A^μ, B^μ, C, reference or None)
     instead of ``--input`` (``python -m eaglebook.distributed`` does); ``extra_args(parser)`` adds its
-    options."""
-    import torch.distributed as dist
-
-    parser = _parser()
+    options; ``module`` is the name the usage shows.  Bad input (no torchrun, a bad or incomplete
+    ``.npz``, blocks that do not fit, bad options) prints one line on standard error and returns 2."""
+    parser = _parser(module)
     if extra_args is not None:
         extra_args(parser)
     args = parser.parse_args(argv)
+    rank = int(os.environ.get("RANK", "0")) if os.environ.get("RANK", "0").isdigit() else 0
+    try:
+        return _run_cli(args, make_problem, module)
+    except (CLIError, ValueError) as e:
+        if rank == 0:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            hint = f"; {_HINT.format(module=module)}" if msg.startswith("not started by torchrun") else ""
+            print(f"{parser.prog.split()[-1]}: error: {msg}{hint}", file=sys.stderr)
+        return 2
+
+
+def _run_cli(args, make_problem, module) -> int:
+    import torch.distributed as dist
+
     if args.input is None and make_problem is None:
-        parser.error("--input is required (or use `-m eaglebook.distributed` to generate a problem)")
+        raise CLIError("--input is required (or use `-m eaglebook.distributed` to generate a problem)")
+    rank, world, local_rank = _environment()
+    opts = _opts(tol=args.tol, atol=args.atol, max_iter=args.max_iter, seed=0, rho=args.rho,
+                 freeze_tol=args.freeze_tol, certify=args.certify)
+    positive("timeout", args.timeout)
+    if args.input is not None:
+        A_mu, B_mu, C = load_problem(args.input, rank, world)
+        ref = None
+    else:
+        A_mu, B_mu, C, ref = make_problem(args, rank, world)
+    # every option and the blocks, checked before any process joins (so a bad value is one line, not M tracebacks)
+    _setup([A_mu], [B_mu], C, opts, first=rank, world=world, reference=ref)
     backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
-    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     device = _device(backend, local_rank)
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=args.timeout),
                             **({"device_id": device} if backend == "nccl" else {}))
     try:
-        if args.input is not None:
-            A_mu, B_mu, C = _load_block(args.input, rank, world)
-            ref = None
-        else:
-            A_mu, B_mu, C, ref = make_problem(args, rank, world)
-        opts = _opts(tol=args.tol, atol=args.atol, max_iter=args.max_iter, seed=0, eta=1 / 3, gamma=1.0, rho=args.rho,
-                     rho_scale=1.0, power_iters=5, rescale=True, freeze_tol=args.freeze_tol,
-                     spectral_check=args.spectral_check)
         r = run_rank(A_mu, B_mu, C, rank=rank, world=world, backend=backend, device=device, opts=opts,
                      reference=ref if rank == 0 else None)
-        stats = {k: r[k] for k in ("time_per_round", "compute_per_round", "comm_per_round", "wire_bytes_per_round", "wall",
-                                   "gather_bytes")}
         gathered = [None] * world if rank == 0 else None
-        dist.gather_object(stats, gathered, dst=0)
+        dist.gather_object(_stats(r), gathered, dst=0)
         if rank == 0:
-            res = _result(r, gathered, None, world, backend)
+            res = _combine(r, gathered, backend)
             np.savez(args.out, D=np.asarray(res.D), iterations=res.iterations, status=res.status, delta=res.delta,
                      rel_error=res.rel_error if res.rel_error is not None else np.zeros(0),
                      machines=world, backend=backend, floats_per_round=res.floats_per_round,
+                     test_floats_per_round=res.test_floats_per_round,
                      header_floats=res.header_floats, payload_bytes_per_round=res.payload_bytes_per_round,
                      collectives=res.collectives, gathers=res.gathers, gather_bytes=np.asarray(res.gather_bytes),
                      checks=res.checks, level=res.level, time_per_round=np.asarray(res.time_per_round),
@@ -885,8 +670,9 @@ def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callabl
                      wire_bytes_per_round=np.asarray([np.nan if w is None else w for w in res.wire_bytes_per_round]))
             print(f"distributed EAGLE: {world} processes ({backend}), {res.iterations} rounds, {res.status}; "
                   f"payload {res.payload_bytes_per_round} B per round per process "
-                  f"((d + d')·n' = {res.floats_per_round} floats + {res.header_floats}); "
-                  f"median round {1e3 * float(np.median(res.time_per_round)):.3f} ms -> {args.out}")
+                  f"((d + d')·n' = {res.floats_per_round} floats + {res.test_floats_per_round} test column + "
+                  f"{res.header_floats} header); median round {1e3 * float(np.median(res.time_per_round)):.3f} ms "
+                  f"-> {args.out}")
     finally:
         dist.destroy_process_group()
     return 0

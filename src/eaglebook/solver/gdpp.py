@@ -25,11 +25,11 @@ import numpy as np
 import torch
 
 from .._arrays import check_batch, check_shapes, int_in, positive, prepare
-from .._arrays import out as _out
+from .._arrays import out as to_output
+from .norms import check_rho_method, inv_square, spectral_norm
+from .update import step
 
 __all__ = ["GDppResult", "gdpp"]
-
-_RHO = ("exact", "power")
 
 
 class GDppResult(NamedTuple):
@@ -46,24 +46,6 @@ class GDppResult(NamedTuple):
     D_trace: list
     error: np.ndarray | None
     rel_error: np.ndarray | None
-
-
-def _norm(A: torch.Tensor, method, u, iters):
-    if callable(method):
-        s = torch.as_tensor(method(A), dtype=A.dtype, device=A.device)
-        return (s[..., None, None] if s.ndim == A.ndim - 2 else s), u
-    if method == "exact":
-        return torch.linalg.matrix_norm(A, ord=2, keepdim=True), u
-    for _ in range(iters):
-        u = A @ (A.mT @ u)
-        u = u / torch.linalg.vector_norm(u, dim=-2, keepdim=True).clamp_min(torch.finfo(A.dtype).tiny)
-    s = torch.linalg.vector_norm(A.mT @ u, dim=-2, keepdim=True)
-    fro = torch.linalg.matrix_norm(A, "fro", keepdim=True) / math.sqrt(min(A.shape[-2:]))
-    return torch.maximum(s, fro), u
-
-
-def _inv_sq(s: torch.Tensor) -> torch.Tensor:
-    return torch.where(s > 0, 1.0 / torch.where(s > 0, s, torch.ones_like(s)) ** 2, torch.zeros_like(s))
 
 
 def gdpp(A, B, C, *, layers: int, eta: float = 1 / 3, rho: str | Callable = "exact",
@@ -88,8 +70,7 @@ def gdpp(A, B, C, *, layers: int, eta: float = 1 / 3, rho: str | Callable = "exa
     int_in("layers", layers, 0)
     positive("eta", eta)
     int_in("power_iters", power_iters, 1)
-    if not (callable(rho) or (isinstance(rho, str) and rho in _RHO)):
-        raise ValueError(f"argument rho={rho!r} must be one of {_RHO} or a callable returning ‖A‖₂")
+    check_rho_method(rho)
     ts, io = prepare({"A": A, "B": B, "C": C}, {"reference": reference} if reference is not None else None)
     check_shapes(ts["A"], ts["B"], ts["C"])
     batch = check_batch({k: ts[k] for k in "ABC"}, "A")
@@ -106,17 +87,16 @@ def gdpp(A, B, C, *, layers: int, eta: float = 1 / 3, rho: str | Callable = "exa
     ref_n2 = float((ref ** 2).sum()) if ref is not None else None
     nbatch = max(1, math.prod(batch))
     for l in range(layers + 1):
-        s, u = _norm(A_, rho, u, 2 * power_iters if l == 0 else power_iters)
-        r = _inv_sq(s)
+        s, u = spectral_norm(A_, rho, u, 2 * power_iters if l == 0 else power_iters)
+        r = inv_square(s)
         D = r * (B_ @ (A_.mT @ C0))                 # the read-out of a depth-l network
         trace.append(D)
         if ref is not None:
             sq = float(((D.to(torch.float64) - ref) ** 2).sum())
             errs.append(sq / nbatch)
             rels.append(math.sqrt(sq / ref_n2) if ref_n2 > 0 else (0.0 if sq == 0 else math.inf))
-        if l < layers:                              # conditioning layer (γ = 0: C and D do not move)
-            K = A_.mT @ A_
-            A_, B_ = A_ - (eta * r) * (A_ @ K), B_ - (eta * r) * (B_ @ K)
-    return GDppResult(_out(io, trace[-1]), int(layers), [_out(io, t) for t in trace],
+        if l < layers:                              # conditioning layer: the UPDATE's A/B lines (γ = 0)
+            A_, B_, _, _ = step(A_, B_, None, None, eta * r, 0.0)
+    return GDppResult(to_output(io, trace[-1]), int(layers), [to_output(io, t) for t in trace],
                       np.asarray(errs, dtype=np.float64) if ref is not None else None,
                       np.asarray(rels, dtype=np.float64) if ref is not None else None)

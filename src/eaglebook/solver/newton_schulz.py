@@ -28,7 +28,9 @@ import numpy as np
 import torch
 
 from .._arrays import int_in, positive, prepare
-from .._arrays import out as _out
+from .._arrays import out as to_output
+from .norms import inv_square
+from .update import condition
 
 __all__ = ["PolarResult", "step", "eagle_a_step", "polar", "singular_value_map", "SCALINGS"]
 
@@ -63,33 +65,27 @@ def singular_value_map(x, *, eta: float = 1 / 3):
     return x * (1.0 - eta * x ** 2)
 
 
-def _gram_side(X: torch.Tensor):
-    """X Xᵀ X with the cheaper Gram matrix."""
-    d, n = X.shape[-2:]
-    return (X @ X.mT) @ X if d <= n else X @ (X.mT @ X)
-
-
 def _step(X: torch.Tensor) -> torch.Tensor:
-    return 1.5 * X - 0.5 * _gram_side(X)
+    """½(3I − X Xᵀ)X = (3/2)·(X − ⅓ X Xᵀ X): the UPDATE's A-line with step ⅓ (the cheaper Gram matrix), ×3/2."""
+    return 1.5 * condition(X, 1.0 / 3.0)
 
 
 def step(X):
     """One Newton–Schulz step ½(3I − X Xᵀ)X (batched; NumPy or torch in, the same out)."""
     ts, io = prepare({"X": X})
-    return _out(io, _step(ts["X"]))
+    return to_output(io, _step(ts["X"]))
 
 
 def eagle_a_step(A, *, eta: float = 1 / 3):
     """EAGLE's A-update with its own ρ = ‖A‖₂⁻² (exact spectral norm): A − ηρ A Aᵀ A.
 
-    The same formula as Algorithm 1's step 2 with S = I (``eaglebook.solver.update``); a zero matrix is
-    returned unchanged (ρ = 0).  Batched; NumPy or torch in, the same out."""
+    Algorithm 1's step 2 with S = I, through the UPDATE itself (:func:`eaglebook.solver.update.condition`);
+    a zero matrix is returned unchanged (ρ = 0).  Batched; NumPy or torch in, the same out."""
     positive("eta", eta)
     ts, io = prepare({"A": A})
     At = ts["A"]
-    s = torch.linalg.matrix_norm(At, ord=2, keepdim=True)
-    rho = torch.where(s > 0, 1.0 / torch.where(s > 0, s, torch.ones_like(s)) ** 2, torch.zeros_like(s))
-    return _out(io, At - (eta * rho) * _gram_side(At))
+    rho = inv_square(torch.linalg.matrix_norm(At, ord=2, keepdim=True))
+    return to_output(io, condition(At, eta * rho))
 
 
 def polar(A, *, tol: float | None = None, max_iter: int = 100, scale: str = "spectral") -> PolarResult:
@@ -136,5 +132,5 @@ def polar(A, *, tol: float | None = None, max_iter: int = 100, scale: str = "spe
             converged = True
             break
     sc = nrm[..., 0, 0].to(torch.float64).cpu().numpy()
-    return PolarResult(_out(io, X), k, converged, np.asarray(res, dtype=np.float64),
+    return PolarResult(to_output(io, X), k, converged, np.asarray(res, dtype=np.float64),
                        float(sc) if sc.ndim == 0 else sc)

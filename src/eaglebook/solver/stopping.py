@@ -2,12 +2,13 @@
 
 :func:`eaglebook.solver.solve` (centralized, sketched), :func:`eaglebook.solver.solve_distributed` (M
 machines simulated in one process) and the multi-process engine (:mod:`eaglebook.solver.distributed`)
-all decide when to stop with :class:`StopRule`.  It sees, per round and per instance of a batch, only
-numbers that every process of a distributed run has (the replicated C_ℓ and D_ℓ, and the per-machine
-norms and step sizes that travel in the round's header), plus, when it asks for one, the result of the
-*spectral check* (one SVD of all machines' blocks together; the multi-process engine gathers the blocks for
-it on those rounds only).  Given the same numbers it takes the same decisions, so the engines stop after the
-same round with the same status.
+all decide when to stop with :class:`StopRule`, driven by the one round loop of
+:mod:`eaglebook.solver.engine`.  It sees, per round and per instance of a batch, only numbers that every
+process of a distributed run has (the replicated C_ℓ and D_ℓ, and the per-machine norms and step sizes that
+travel in the round's header), plus, when it asks for one, the result of a *check*
+(:mod:`eaglebook.solver.certify`: matrix products on each machine's own blocks, reduced like the header).
+Given the same numbers it takes the same decisions, so the engines stop after the same round with the same
+status.
 
 The rule (see :class:`eaglebook.solver.Result` for what each status means to a user):
 
@@ -15,11 +16,15 @@ The rule (see :class:`eaglebook.solver.Result` for what each status means to a u
 * ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F (*cheap*); distributed: and the geometric tail of the changes
   still to come (windows of :data:`DIST_WINDOW` rounds) is below the same bound;
 * sketched: cheap for a window of W UPDATEs in a row that has drawn every column, with the geometric tail
-  of width W below the bound → ``converged``; no spectral check;
+  of width W below the bound → ``converged``; no check;
+* centralized: once the accumulated growth of small singular values reaches 1/rcond (a direction at the
+  cut-off is conditioned, the ones below it come next), a running instance gets a last check and stops
+  there: ``rank_deficient`` when D was still changing (``level`` estimates what it would still take in,
+  4·‖ΔD‖/(γ‖D‖)), else as below;
 * otherwise a cheap round, a D change that regrew 4× above its minimum, or no 10% smaller change for
   :data:`STALL_WINDOW` rounds (×6 distributed; a steady decrease counts as progress there) triggers the
-  spectral check: directions still being conditioned → hold on for as many rounds as their growth needs;
-  else ``converged`` (dropped directions below max(tol, p·u)), ``rank_deficient`` or ``stalled``.
+  check: directions still being conditioned → hold on for as many rounds as their growth needs; else
+  ``rank_deficient`` (dropped directions above max(tol, p·u)), ``stalled`` or ``converged``.
 """
 
 from __future__ import annotations
@@ -29,10 +34,10 @@ import math
 
 import numpy as np
 
-__all__ = ["StopRule", "CONDITIONED", "ANNIHILATES", "DIST_WINDOW", "STALL_WINDOW", "geometric_tail"]
+from .norms import MONOTONE_GROWTH
 
-#: The spectral check counts a direction of A_ℓ as conditioned once s/σ_max >= this.
-CONDITIONED = 0.5
+__all__ = ["StopRule", "ANNIHILATES", "DIST_WINDOW", "STALL_WINDOW", "geometric_tail"]
+
 #: ηρσ̂² at or above this can send the top singular value of A_ℓ to 0, s(1 − ηρs²) = 0, losing that
 #: direction's part of D for good (η = 1 with the instance's own exact ρ): such a solve is never "converged".
 ANNIHILATES = 0.99
@@ -58,13 +63,13 @@ def geometric_tail(h, W):
 class StopRule:
     """The per-instance state of the stopping rule for a batch of ``nb`` instances.
 
-    Per round call :meth:`observe`; when it returns triggers, run the spectral check and hand its result
+    Per round call :meth:`observe`; when it returns triggers, run a check (:mod:`eaglebook.solver.certify`) and hand its result
     to :meth:`resolve`; at the end :meth:`close`.  ``finish`` maps an instance that just ended to the D it
-    returns: ``"cur"`` (D_ℓ), ``"prev"`` (D_{ℓ−1}) or ``"fin"`` (the spectral check's finished D).
+    returns: ``"cur"`` (D_ℓ), ``"prev"`` (D_{ℓ−1}) or ``"fin"`` (the check's finished D).
     """
 
     def __init__(self, nb: int, *, tol: float, atol_f, machines: int, n: int, rcond: float, floor: float,
-                 sketched: bool = False, window: int = 1, redraw: bool = True):
+                 sketched: bool = False, window: int = 1, redraw: bool = True, gamma: float = 1.0):
         self.nb, self.tol, self.atol_f = nb, float(tol), np.asarray(atol_f, dtype=np.float64)
         self.machines, self.n, self.rcond, self.floor = machines, n, rcond, floor
         self.sketched, self.window, self.redraw = sketched, window, redraw
@@ -85,6 +90,11 @@ class StopRule:
         self.C0log = self.A0log = None
         self.rel_d = np.full(nb, math.nan)
         self.checks = 0
+        self.gamma = float(gamma)
+        # centralized: once the growth of small singular values reaches 1/rcond, a direction at the cut-off is
+        # conditioned and the ones below it come next; a run still going then stops with a check ("cut")
+        self.cut_log = math.log(1.0 / rcond) if (machines == 1 and not sketched and rcond > 0) else None
+        self.reordered = np.zeros(nb, dtype=bool)   # instances that took a non-monotone step (x > 1/3)
 
     def start(self, lC0) -> None:
         """log2 ‖C_0‖_F per instance (the reference of the divergence test)."""
@@ -95,11 +105,14 @@ class StopRule:
         rule's ``atol_f``), ``finite`` (D_ℓ finite), ``lC`` = log2 ‖C_ℓ‖_F, ``lA`` = log2 ‖A_{ℓ−1}‖_F (max
         over machines), ``growth`` = this UPDATE's log growth of s/σ_max (max over machines),
         ``annihilates`` (ηρσ̂² >= :data:`ANNIHILATES` on some machine), ``cols`` the sketch's columns.
-        Returns ``(finish, trig)``: the instances that ended, and the (instance, why) that ask for the
-        spectral check."""
+        Returns ``(finish, trig)``: the instances that ended, and the (instance, why) that ask for a check."""
         if self.A0log is None:
             self.A0log = np.asarray(lA, dtype=np.float64)
-        self.log_growth = self.log_growth + np.asarray(growth, dtype=np.float64)
+        g_now = np.asarray(growth, dtype=np.float64)
+        self.log_growth = self.log_growth + g_now
+        # a step that may have reordered the directions (x > 1/3): the cut rule's "the ones below come next"
+        # no longer holds for this instance
+        self.reordered |= g_now > MONOTONE_GROWTH + 1e-9
         self.lost |= np.asarray(annihilates, bool)
         tol, atol_f = self.tol, self.atol_f
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -142,6 +155,8 @@ class StopRule:
                     self.done[i], self.level[i] = True, rel_d[i]
                     self.status[i] = "converged" if self.redraw else "fixed_sketch"
                     finish[i] = "cur"
+            elif self.cut_log is not None and self.log_growth[i] >= self.cut_log and not self.reordered[i]:
+                trig.append((i, "cut"))       # directions at the cut-off are conditioned: those below come next
             elif cheap:
                 trig.append((i, "rule"))
             elif rel_d[i] > 4 * self.dmin[i] and self.dmin_at[i] >= 1:
@@ -152,27 +167,37 @@ class StopRule:
             self.checks += 1
         return finish, trig
 
-    def resolve(self, ell: int, trig, band_min, err_rel) -> dict:
-        """Act on the spectral check of round ``ell`` (``band_min``: the smallest normalised singular value
-        still being conditioned, inf when none; ``err_rel``: the dropped directions' share of D)."""
+    def resolve(self, ell: int, trig, wait, rel) -> dict:
+        """Act on the check of round ``ell``: ``wait`` (per instance) is the growth factor the directions still
+        being conditioned need (1: none; :class:`eaglebook.solver.certify.Certificate`), ``rel`` the dropped
+        directions' share of D (relative to ‖D‖; for directions just below the cut-off, their estimated full
+        contribution)."""
         g = max(1.05, math.exp(float(self.log_growth.max()) / ell))
         tol, floor = self.tol, self.floor
         finish = {}
         for i, why in trig:
-            if math.isfinite(band_min[i]):            # directions still being conditioned: keep going
-                self.hold[i] = ell + max(1, math.ceil(math.log(CONDITIONED / band_min[i]) / math.log(g)))
+            if why == "cut":                          # the soft filter has reached the cut-off: stop here
+                self.done[i], finish[i] = True, "fin"
+                lvl = max(rel[i], 4.0 * float(self.rel_d[i]) / self.gamma)   # what D would still take in
+                if lvl > max(tol, floor):
+                    self.status[i], self.level[i] = "rank_deficient", lvl
+                else:
+                    self.status[i], self.level[i] = "converged", rel[i]
+                continue
+            if wait[i] > 1:                           # directions still being conditioned: keep going
+                self.hold[i] = ell + max(1, math.ceil(math.log(wait[i]) / math.log(g)))
                 self.dmin[i], self.dmin_at[i] = math.inf, self.hold[i]
-            elif why == "regrow" and err_rel[i] <= max(tol, floor):
+            elif why == "regrow" and rel[i] <= max(tol, floor):
                 self.hold[i] = ell + 3
                 self.dmin[i], self.dmin_at[i] = math.inf, self.hold[i]
             else:
                 self.done[i], finish[i] = True, "fin"
-                if why == "stall":
-                    self.status[i], self.level[i] = "stalled", max(float(self.rel_d[i]), err_rel[i])
-                elif err_rel[i] <= max(tol, floor) and why == "rule":
-                    self.status[i], self.level[i] = "converged", err_rel[i]
+                if rel[i] > max(tol, floor):
+                    self.status[i], self.level[i] = "rank_deficient", rel[i]
+                elif why == "stall":
+                    self.status[i], self.level[i] = "stalled", max(float(self.rel_d[i]), rel[i])
                 else:
-                    self.status[i], self.level[i] = "rank_deficient", err_rel[i]
+                    self.status[i], self.level[i] = "converged", rel[i]
         return finish
 
     def close(self, ell: int) -> None:
@@ -206,14 +231,16 @@ class StopRule:
         oor = (L > -np.inf) & ((L >= math.log2(finfo.max)) | (L < math.log2(finfo.tiny)))
         self.status[oor & (self.status == "converged")] = "out_of_range"
 
-    def consistency(self, cl, epsB, *, d: int, eps: float) -> None:
-        """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column
-        rank; a ``converged`` run whose data are neither (``cl`` = ε_B·κ > tol) is ``rank_deficient``."""
-        bad = (self.status == "converged") & (cl > self.tol) & (epsB > 10 * max(d, self.n) * eps)
-        self.status[bad], self.level[bad] = "rank_deficient", cl[bad]
+    def consistency(self, level, *, threshold) -> None:
+        """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column rank; a
+        ``converged`` instance whose test (``level`` per instance: the test column's relative error, or ε_B·κ
+        for ``certify="svd"``) exceeds ``threshold`` (per instance) is ``rank_deficient``."""
+        level = np.asarray(level, dtype=np.float64)
+        bad = (self.status == "converged") & (level > threshold)
+        self.status[bad], self.level[bad] = "rank_deficient", level[bad]
 
     def growth_tensor(self, like):
-        """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the spectral check)."""
+        """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the checks)."""
         import torch
         batch = tuple(like.shape[:-2])
         return torch.as_tensor(self.log_growth, dtype=torch.float64, device=like.device).reshape(batch + (1, 1))

@@ -1,0 +1,331 @@
+"""The scorecard: the chapters' saved ledgers, judged claim by claim.
+
+The tally counts **claims of the paper** (:data:`eaglebook.claims.CLAIMS`), not rows: each claim takes the
+verdict of its headline row, or, where the paper states it for several regimes, the weakest verdict of its
+headline rows (one per regime).  Evidence rows (other readings, post-hoc statistics, ablations that depart
+from a stated value, other regimes, superseded rows) are listed beneath, with their own verdicts, and never
+counted.  Claims found only in secondary summaries are listed apart and never tallied.
+
+Only ledgers of the current code, chapter source and profile, run with the book's own parameters, are used
+(:func:`load_ledgers`); the others are reported as ignored, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import claims as _claims
+from .cache import repo_root
+from .ledger import EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
+from .provenance import chapter_hash, code_hash
+
+__all__ = ["BOOK_PARAMETERS", "stale_reason", "load_ledgers", "rows", "ClaimResult", "claim_results",
+           "verdict_counts", "claims_table", "comparisons_table", "secondary_table", "checks_table",
+           "scorecard_points", "toc_chapters", "NOT_RUN", "machines_table"]
+
+#: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
+BOOK_PARAMETERS = {"seed": 0}
+NOT_RUN = "not run"
+_RANK = {v: i for i, v in enumerate(VERDICTS)}    # reproduced < partly < not reproduced (worse is larger)
+
+
+def stale_reason(led: Ledger, profile: str) -> str | None:
+    """Why ``led`` may not go on the current scorecard (None when it may)."""
+    prov = led.provenance or {}
+    if not prov:
+        return "no provenance (written by older code)"
+    if prov.get("profile") != profile or led.profile != profile:
+        return f"profile {prov.get('profile')!r}, not {profile!r}"
+    if prov.get("code") != code_hash():
+        return f"package source {prov.get('code')} differs from the current {code_hash()}"
+    if prov.get("chapter_source") != chapter_hash(led.chapter):
+        return "the chapter's source changed since it ran"
+    params = prov.get("parameters", {})
+    odd = {k: params[k] for k in BOOK_PARAMETERS if k in params and params[k] != BOOK_PARAMETERS[k]}
+    if odd:
+        return f"run with non-default parameters {odd}"
+    if prov.get("settings") or led.settings:
+        return f"run with non-default settings {dict(sorted((prov.get('settings') or led.settings).items()))}"
+    return None
+
+
+def load_ledgers(profile: str, chapters: list[str] | None = None, *, ignored: list | None = None) -> list[Ledger]:
+    """The saved ledgers of ``profile`` from the current code (in ``chapters`` order when given, else by
+    file name; a chapter's variants ``<chapter>--<variant>.json`` follow its main file).  A stale or
+    foreign ledger is left out; pass a list as ``ignored`` to receive ``(file name, reason)`` pairs."""
+    d = claims_dir(profile)
+    files = sorted(d.glob("*.json")) if d.is_dir() else []
+    if chapters:
+        files = [f for c in chapters for f in files if f.stem == c or f.stem.startswith((f"{c}--", f"{c}@"))]
+    out = []
+    for f in files:
+        try:
+            led = Ledger(**json.loads(f.read_text()))
+        except (ValueError, TypeError) as e:
+            reason = f"unreadable ({e.__class__.__name__})"
+        else:
+            reason = stale_reason(led, profile)
+            if reason is None:
+                out.append(led)
+                continue
+        if ignored is not None:
+            ignored.append((f.name, reason))
+    return out
+
+
+def _cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, float):
+        return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
+    return str(x)
+
+
+def rows(ledgers: list[Ledger]) -> list[tuple[Ledger, str, dict]]:
+    """Every recorded comparison as ``(ledger, key, row)``; a key recorded by two ledgers shows once (the last)."""
+    latest = {key: id(led) for led in ledgers for key in led.comparisons}
+    return [(led, key, c) for led in ledgers for key, c in led.comparisons.items() if latest[key] == id(led)]
+
+
+def _superseded_by(all_rows) -> dict[str, str]:
+    return {c["supersedes"]: key for _, key, c in all_rows if c.get("supersedes")}
+
+
+@dataclass
+class ClaimResult:
+    """One paper claim on the scorecard: its headline rows (by part), its verdict, and its evidence."""
+
+    claim: _claims.PaperClaim
+    headline: dict = field(default_factory=dict)        # part (or None) → (key, row)
+    evidence: list = field(default_factory=list)        # (key, row)
+    verdict: str = NOT_RUN
+    why: str = ""
+
+
+def claim_results(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> list[ClaimResult]:
+    """The claims of ``kind`` in :data:`~eaglebook.claims.CLAIMS` order with their verdicts.  Two headline
+    rows for one claim and part is an error in the chapters (a ``ValueError`` naming both)."""
+    out = {c.id: ClaimResult(c) for c in _claims.CLAIMS if c.kind == kind}
+    for led, key, row in rows(ledgers):
+        res = out.get(row.get("claim"))
+        if res is None:
+            continue
+        if row.get("role") == HEADLINE:
+            part = row.get("part")
+            if part in res.headline:
+                raise ValueError(f"claim {res.claim.id!r} has two headline rows for {part or 'its one part'}: "
+                                 f"{res.headline[part][0]} and {key}")
+            res.headline[part] = (key, row)
+        else:
+            res.evidence.append((key, row))
+    for res in out.values():
+        parts = res.claim.parts or (None,)
+        have = [res.headline[p][1] for p in parts if p in res.headline]
+        if not have:
+            res.verdict, res.why = NOT_RUN, "no headline row recorded in this build"
+            continue
+        judged = [r["verdict"] for r in have if r["verdict"] in VERDICTS]
+        if not judged:
+            res.verdict = NOT_JUDGED
+            res.why = "; ".join(dict.fromkeys(r.get("why") or "not judged" for r in have))
+        else:
+            res.verdict = max(judged, key=_RANK.__getitem__)
+            missing = len(parts) - len(have)
+            res.why = (f"the weakest of its {len(parts)} parts" if len(parts) > 1 else "")
+            if missing:
+                res.why += f" ({missing} part(s) not run in this build)"
+            if len(judged) < len(have):
+                res.why += " (some parts not judged)"
+    return list(out.values())
+
+
+def verdict_counts(ledgers: list[Ledger]) -> dict[str, int]:
+    """How many **claims of the paper** have each verdict (``reproduced``, ``partly``, ``not reproduced``,
+    ``not judged``, ``not run``)."""
+    counts = dict.fromkeys((*VERDICTS, NOT_JUDGED, NOT_RUN), 0)
+    for res in claim_results(ledgers):
+        counts[res.verdict] += 1
+    return counts
+
+
+def _verdict_text(row: dict, bold: bool = True) -> str:
+    v = row["verdict"] + (f": {row['why']}" if row.get("why") else "")
+    return f"**{v}**" if bold and row["verdict"] in VERDICTS else f"*{v}*"
+
+
+def _declared(row: dict) -> str:
+    return row.get("declared") or "in advance"
+
+
+def claims_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+    """One row per claim of the paper: the claim (with its source, headline statistic, criterion and when
+    it was declared), the paper's value, ours (per part), and the claim's verdict."""
+    out = ["| # | claim | paper | ours (headline) | verdict |", "|---|---|---|---|---|"]
+    for i, res in enumerate(claim_results(ledgers), 1):
+        c = res.claim
+        name = f"[{c.statement}]({c.chapter}.md)" if link else c.statement
+        parts = c.parts or (None,)
+        ours, paper, detail = [], [], []
+        for p in parts:
+            if p not in res.headline:
+                ours.append(f"{p + ': ' if p else ''}*{NOT_RUN}*")
+                continue
+            key, row = res.headline[p]
+            paper.append(row.get("paper_text") or _fmt(row.get("paper")))
+            ours.append(f"{p + ': ' if p else ''}{_fmt(row['ours'])} ({row['verdict']})" if p else _fmt(row["ours"]))
+            detail.append((key, row))
+        if detail:
+            key, row = detail[0]
+            setting = row.get("setting") or "the paper's"
+            what = row["what"]
+            if len(parts) > 1 and row.get("part"):     # one statistic for every part: name none of them
+                what = what.replace(f", {row['part']}", "").replace(f"; {row['part']}", "").replace(f"({row['part']})", "")
+            meta = (f"<br><small>source: {c.source} · statistic: {what} · criterion: {row['criterion']} · "
+                    f"declared {_declared(row)} · setting: {setting}"
+                    + (f" · parts: {len(parts)}" if len(parts) > 1 else "") + "</small>")
+        else:
+            meta = f"<br><small>source: {c.source}</small>"
+        verdict = (f"**{res.verdict}**" if res.verdict in VERDICTS else f"*{res.verdict}*") + (
+            f"<br><small>{res.why}</small>" if res.why else "")
+        out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(' / '.join(dict.fromkeys(paper)) or '—')} | "
+                   f"{_cell('<br>'.join(ours))} | {_cell(verdict)} |")
+    return "\n".join(out)
+
+
+def _provenance_line(led: Ledger) -> str:
+    p = led.provenance or {}
+    models = len(p.get("models", {}))
+    return (f"profile `{p.get('profile')}` · eaglebook {p.get('version')} · commit `{p.get('commit')}` · "
+            f"source `{p.get('code')}` · run {p.get('date')}" + (f" · {models} cached model(s)" if models else ""))
+
+
+def comparisons_table(ledgers: list[Ledger], *, link: bool = False, provenance: bool = False) -> str:
+    """Every comparison, grouped by chapter: the row (what, key, claim, role, source, setting), the paper's
+    value, ours, the criterion and the verdict, and when it was declared.  Evidence rows say so, and a
+    superseded row names the row that corrects it.
+
+    ``provenance=True`` puts each chapter's provenance line (code, profile, date) above its table."""
+    all_rows = rows(ledgers)
+    later = _superseded_by(all_rows)
+    parts = []
+    for led in ledgers:
+        body = []
+        for l2, key, c in all_rows:
+            if l2 is not led:
+                continue
+            paper = c.get("paper_text") or _fmt(c.get("paper"))
+            role = c.get("role", EVIDENCE)
+            tag = (f"headline of *{c.get('claim')}*" + (f" ({c['part']})" if c.get("part") else "")
+                   if role == HEADLINE else f"evidence for *{c.get('claim')}*, not counted")
+            if key in later:
+                tag += f"; superseded by `{later[key]}` (after the run)"
+            if c.get("supersedes"):
+                tag += f"; corrects `{c['supersedes']}`"
+            setting = c.get("setting") or "the paper's"
+            meta = (f"<br><small>{tag} · source: {c.get('source', '')} · setting: {setting} · "
+                    f"declared {_declared(c)}</small>")
+            verdict = _verdict_text(c, bold=role == HEADLINE)
+            if c.get("why") and c.get("criterion_verdict") and c["verdict"] == NOT_JUDGED:
+                verdict += f"<br><small>(criterion alone: {c['criterion_verdict']})</small>"
+            if c.get("robust") is False and c.get("why") != "outlier-dominated":
+                verdict += "<br><small>(an outlier-dominated statistic: the paper's own)</small>"
+            ours = _fmt(c["ours"]) + (f"<br><small>({_fmt(c['spread'][0])}–{_fmt(c['spread'][1])}, "
+                                      f"{c['spread'][2]} repeats)</small>" if c.get("spread") else "")
+            body.append(f"| {_cell(c['what'])}<br>`{key}`{_cell(meta)} | {_cell(paper)} | {_cell(ours)} | "
+                        f"{_cell(c['criterion'])} | {_cell(verdict)} |")
+        if not body:
+            continue
+        rows_md = ["| comparison | paper | ours | criterion | verdict |", "|---|---|---|---|---|", *body]
+        name = led.title or led.chapter
+        head = f"[{name}]({led.chapter}.md)" if link and not led.variant else name
+        if len(ledgers) > 1:
+            rows_md.insert(0, f"**{head}**" + (f" ({led.variant})" if led.variant and led.variant not in name else "")
+                           + (f"<br>{_provenance_line(led)}" if provenance else "") + "\n")
+        parts.append("\n".join(rows_md))
+    if not parts:
+        return "*No paper comparison recorded yet for this profile and code.*"
+    return "\n\n".join(parts)
+
+
+def secondary_table(ledgers: list[Ledger]) -> str:
+    """Claims about the paper found only in secondary summaries, with what we measure (never tallied)."""
+    out = ["| claim (not in the paper) | said | we measure | verdict of that reading |", "|---|---|---|---|"]
+    for res in claim_results(ledgers, kind=_claims.SECONDARY):
+        if not res.evidence:
+            out.append(f"| {_cell(res.claim.statement)}<br><small>{_cell(res.claim.source)}</small> | — | *{NOT_RUN}* | — |")
+        for key, row in res.evidence:
+            out.append(f"| {_cell(res.claim.statement)}<br><small>{_cell(res.claim.source)} · `{key}`</small> | "
+                       f"{_cell(row.get('paper_text') or _fmt(row.get('paper')))} | {_cell(row['what'])}: {_fmt(row['ours'])} | "
+                       f"*{_cell(row.get('criterion_verdict', row['verdict']))}* |")
+    return "\n".join(out)
+
+
+def checks_table(ledgers: list[Ledger]) -> str:
+    """Every check: value, bound, pass/fail."""
+    out = ["| check | value | bound | holds | chapter |", "|---|---|---|---|---|"]
+    latest = {key: id(led) for led in ledgers for key in led.checks}
+    for led in ledgers:
+        for key, c in led.checks.items():
+            if latest[key] != id(led):
+                continue
+            bound = " ".join(s for s in (f"≥ {c['lower']:g}" if c["lower"] is not None else "",
+                                          f"≤ {c['upper']:g}" if c["upper"] is not None else "") if s)
+            out.append(f"| {_cell(c['what'])} (`{key}`) | {_fmt(c['value'])} | {bound} | "
+                       f"{'yes' if c['ok'] else '**no**'} | {led.title or led.chapter} |")
+    if len(out) == 2:
+        out.append("| *no check recorded yet for this profile* | | | | |")
+    return "\n".join(out)
+
+
+def machines_table(ledgers: list[Ledger]) -> str:
+    """Every timing table's machine (CPU, cores, threads, BLAS, load average before → after), by chapter."""
+    out = ["| chapter | timing | CPU | cores (usable) | threads | BLAS | load average before → after |",
+           "|---|---|---|---|---|---|---|"]
+    for led in ledgers:
+        for name, m in (led.provenance or {}).get("machines", {}).items():
+            b, a = m.get("before") or {}, m.get("after") or {}
+            load = lambda x: "?" if x.get("load") is None else f"{x['load']:.2f}"
+            out.append(f"| {_cell(led.title or led.chapter)} | {_cell(name)} | {_cell(b.get('cpu'))} | {b.get('cores')} "
+                       f"({b.get('usable_cores')}) | {b.get('threads')} | {_cell(b.get('blas'))} | {load(b)} → {load(a)} |")
+    if len(out) == 2:
+        out.append("| *no timing recorded in this build* | | | | | | |")
+    return "\n".join(out)
+
+
+def scorecard_points(ledgers: list[Ledger]) -> list[tuple]:
+    """``(label, paper value, ours, verdict)`` of every headline row with a numeric paper value (the figure)."""
+    pts = []
+    for res in claim_results(ledgers):
+        for part, (key, row) in res.headline.items():
+            pts.append((res.claim.id + (f" ({part})" if part else ""), row.get("paper"), row["ours"], row["verdict"]))
+    return pts
+
+
+def toc_chapters(*, generated: bool = False) -> list[str]:
+    """The book's documents in ``_toc.yml`` order, as names relative to ``book/`` (e.g. ``01_task``);
+    ``generated=True`` includes the generated chapter variants (``_regimes/04_extract-sketched``)."""
+    import yaml
+
+    repo = repo_root()
+    if repo is None:
+        return []
+    toc = yaml.safe_load((repo / "_toc.yml").read_text())
+    files = [toc["root"]]
+
+    def walk(node):
+        for key in ("parts", "chapters", "sections"):
+            for child in node.get(key, []) or []:
+                if "file" in child:
+                    files.append(child["file"])
+                walk(child)
+
+    walk(toc)
+    docs = [f.split("/", 1)[1] if f.startswith("book/") else f for f in files]
+    return docs if generated else [d for d in docs if (repo / "book" / f"{d}.md").is_file()]
