@@ -17,7 +17,7 @@ extra.  The names are imported lazily, so that tools which only need a submodule
 the nbval plugin) do not pay for importing torch.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _SOLVER = ("solve", "solve_distributed", "lstsq", "iterate", "layerwise", "update", "Result", "LstsqResult",
            "Iterate", "split_columns", "diversity_index", "STATUSES")
