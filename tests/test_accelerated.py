@@ -166,8 +166,10 @@ def test_invariant_rank_deficient():
     rng = np.random.default_rng(3)
     B2, C2 = B + 1e-3 * rng.standard_normal(B.shape), C + 1e-3 * rng.standard_normal(C.shape)
     ref = nystrom(A, B2, C2, rcond=1e-10)
+    # the floor of a completion from inconsistent data is of order u·κ(A) (the first-order perturbation of
+    # B A⁺ C), above the consistent case's rounding level: 1.2e-10 here from the first round on (κ = 1e6)
     for it in acc.iterate(A, B2, C2, max_iter=6):
-        assert rel(it.invariant(rcond=1e-10 * 4 ** it.ell), ref) < 1e-10
+        assert rel(it.invariant(rcond=1e-10 * 4 ** it.ell), ref) < EPS * 1e6
 
 
 def test_tracked_bounds_hold_for_the_matrices():

@@ -176,14 +176,16 @@ def test_float32_long_rank_deficient_run_stays_finite():
 
 
 def test_float32_rescaling_matters_on_a_slow_run():
-    """Distributed with small diversity α needs hundreds of rounds; unrescaled float32 freezes."""
+    """Distributed with small diversity α needs hundreds of rounds; unrescaled float32 never gets there (its
+    products leave float32's range: the run ends "non_finite", its best error far above the rescaled one's)."""
     A, B, C, ref = problem(36, 16, kappa=1e2)
     f = lambda x: x.astype(np.float32)
     Ab, Bb = E.split_columns(f(A), f(B), 3)
     on = E.solve_distributed(Ab, Bb, f(C), reference=ref, tol=1e-7, max_iter=600)
     off = E.solve_distributed(Ab, Bb, f(C), reference=ref, tol=1e-7, max_iter=600, rescale=False)
     assert on.rel_error[-1] < 1e-4
-    assert off.rel_error[-1] > 10 * on.rel_error[-1]
+    assert on.status == "converged" and off.status != "converged"
+    assert np.nanmin(off.rel_error) > 10 * on.rel_error[-1]
 
 
 # --------------------------------------------------------------------------- types

@@ -153,31 +153,45 @@ def _rows_of(runs: dict, prefix: str = "") -> list:
     return out
 
 
-def table_rows(part: str, res: dict) -> list:
-    """(method, iterations, time [s], error, status) rows of one part's results."""
-    R = res["results"] if "results" in res else res
+def _centralized_rows(R: dict) -> list:
     rows = []
-    if part == "centralized":
-        for row in R.get("sweep", []):
-            lab = f"κ={row['kappa']:.0e} {'rank n/2' if row['rank_deficient'] else 'full'}: "
-            rows += _rows_of(row["runs"], lab)
-        if R.get("headline"):
-            rows += _rows_of(R["headline"]["runs"], f"headline n={R['headline']['n']}: ")
-        for s in R.get("sizes", []):
-            rows += _rows_of({"EAGLE": s["eagle"]}, f"size n={s['n']}: ")
-    elif part == "sketched":
-        for r in R.get("r_sweep", []):
-            rows += _rows_of({"EAGLE": r["eagle"], "SGD": r["sgd"]}, f"r={r['r']}: ")
-        if R.get("vs_randsketch"):
-            rows += _rows_of(R["vs_randsketch"]["runs"], "vs RandSketch+CG: ")
-    elif part == "real":
-        rows += _rows_of(R.get("runs", {}), f"{R.get('matrix', '')}: ")
-    elif part == "ablations":
-        for dst in R.get("distributions", []):
-            rows += _rows_of(dst["runs"], f"{dst['kind']}: ")
-        for nz in R.get("noise", []):
-            rows += _rows_of(nz["runs"], f"noise {'rank n/2' if nz['rank_deficient'] else 'full'}: ")
+    for row in R.get("sweep", []):
+        lab = f"κ={row['kappa']:.0e} {'rank n/2' if row['rank_deficient'] else 'full'}: "
+        rows += _rows_of(row["runs"], lab)
+    if R.get("headline"):
+        rows += _rows_of(R["headline"]["runs"], f"headline n={R['headline']['n']}: ")
+    for s in R.get("sizes", []):
+        rows += _rows_of({"EAGLE": s["eagle"]}, f"size n={s['n']}: ")
     return rows
+
+
+def _sketched_rows(R: dict) -> list:
+    rows = []
+    for r in R.get("r_sweep", []):
+        rows += _rows_of({"EAGLE": r["eagle"], "SGD": r["sgd"]}, f"r={r['r']}: ")
+    if R.get("vs_randsketch"):
+        rows += _rows_of(R["vs_randsketch"]["runs"], "vs RandSketch+CG: ")
+    return rows
+
+
+def _ablation_rows(R: dict) -> list:
+    rows = []
+    for dst in R.get("distributions", []):
+        rows += _rows_of(dst["runs"], f"{dst['kind']}: ")
+    for nz in R.get("noise", []):
+        rows += _rows_of(nz["runs"], f"noise {'rank n/2' if nz['rank_deficient'] else 'full'}: ")
+    return rows
+
+
+#: each benchmark part's table (the parts are the CLI's, not compute regimes)
+_TABLES = {"centralized": _centralized_rows, "sketched": _sketched_rows, "ablations": _ablation_rows,
+           "real": lambda R: _rows_of(R.get("runs", {}), f"{R.get('matrix', '')}: ")}
+
+
+def table_rows(part: str, res: dict) -> list:
+    """(method, iterations, time [s], error, status) rows of one part's results (none for a part without a table)."""
+    R = res["results"] if "results" in res else res
+    return _TABLES[part](R) if part in _TABLES else []
 
 
 def print_table(rows: list, file=sys.stdout) -> None:
