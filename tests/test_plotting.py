@@ -220,3 +220,17 @@ def test_legend_outside_rejects_a_bad_place():
     with pytest.raises(ValueError, match="right' or 'below"):
         plotting.legend_outside(ax, where="inside")
     plt.close(fig)
+
+
+def test_finish_audits_on_request(monkeypatch):
+    monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "raise")
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1], color="C0", label="one")
+    ax.legend(loc="center")
+    with pytest.raises(ValueError, match="legend covers"):
+        plotting.finish(fig)
+    plt.close(fig)
+    monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "loud")
+    with pytest.raises(ValueError, match="'raise' or 'warn'"):
+        plotting.finish(CASES["plot_tail"]())
+    plt.close("all")

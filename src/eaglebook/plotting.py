@@ -242,12 +242,26 @@ def log_if_wide(ax, axis: str = "both") -> None:
 
 def finish(fig):
     """Apply the standard to a finished figure (distinct styles, log axes where the data call for them)
-    and return it.  Every ``plot_*`` function ends with it; a chapter drawing its own figure can too."""
+    and return it.  Every ``plot_*`` function ends with it; a chapter drawing its own figure can too.
+
+    With ``$EAGLEBOOK_FIGURE_AUDIT`` set to ``raise`` (or ``warn``) the figure is also audited
+    (:func:`audit`) and a problem raises ``ValueError`` (or warns): a check of the real figures of a run."""
     for ax in fig.axes:
         if getattr(ax, "_colorbar", None) is not None or ax.get_label() == "<colorbar>":
             continue
         distinct_styles(ax)
         log_if_wide(ax)
+    mode = os.environ.get("EAGLEBOOK_FIGURE_AUDIT", "")
+    if mode in ("raise", "warn"):
+        problems = audit(fig)
+        if problems:
+            msg = "figure does not meet the standard: " + "; ".join(problems)
+            if mode == "raise":
+                raise ValueError(msg)
+            import warnings
+            warnings.warn(msg, stacklevel=2)
+    elif mode:
+        raise ValueError(f"$EAGLEBOOK_FIGURE_AUDIT must be 'raise' or 'warn', not {mode!r}")
     return fig
 
 
@@ -971,7 +985,7 @@ def plot_ablations(stats: dict, *, paper: dict, labels: dict | None = None):
                 ax.plot([np.median(v)] * 2, [i - 0.3, i + 0.3], color="k", lw=1.5, zorder=4,
                         label="median" if i == 0 else "_median")
         if isinstance(ref, tuple):
-            ax.axvspan(*ref, color="0.85", zorder=0, label="paper")
+            ax.axvspan(*ref, color="0.85", zorder=0, label="paper's range")
         elif ref is not None:
             ax.axvline(ref, color="k", ls=":", lw=0.9, label="paper")
         if log or needs_log(np.concatenate(vals) if vals else []):
