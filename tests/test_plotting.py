@@ -234,3 +234,14 @@ def test_finish_audits_on_request(monkeypatch):
     with pytest.raises(ValueError, match="'raise' or 'warn'"):
         plotting.finish(CASES["plot_tail"]())
     plt.close("all")
+
+
+def test_audit_reads_bars_and_scatters():
+    fig, ax = _fig()
+    ax.bar([0, 1, 2, 3], [1e-3, 1e-2, 1.0, 5.0])
+    assert any("linear y axis" in p for p in _problems(fig))
+    fig, ax = _fig()
+    ax.scatter(np.arange(1, 21), decay(20, 0.5), label="points")
+    ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.05))
+    problems = _problems(fig)
+    assert any("linear y axis" in p for p in problems)

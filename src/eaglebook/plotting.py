@@ -207,15 +207,15 @@ def _axis_data(ax, axis: str) -> np.ndarray:
     i = 0 if axis == "x" else 1
     out = []
     for line in ax.get_lines():
-        if line.get_transform() is ax.transData or line.get_transform() == ax.transData:
+        if line.get_transform() is ax.transData:
             out.append(np.asarray(line.get_xydata(), dtype=float)[:, i])
     for coll in ax.collections:
-        if isinstance(coll, PathCollection) and coll.get_offset_transform() == ax.transData:
+        if isinstance(coll, PathCollection) and coll.get_offset_transform() is ax.transData:
             off = np.asarray(coll.get_offsets(), dtype=float)
             if off.size:
                 out.append(off[:, i])
     for p in ax.patches:
-        if isinstance(p, Rectangle) and p.get_transform() == ax.transData:
+        if isinstance(p, Rectangle) and mpl.artist.Artist.get_transform(p) is ax.transData:
             x0, y0 = p.get_xy()
             w, h = p.get_width(), p.get_height()
             if (w if axis == "x" else h) != 0:
@@ -915,7 +915,8 @@ def plot_sketched(r_sweep, per_iteration):
     if it[-1 if nr[-1] == 1 else 0]:
         ref = next(v for v, q in zip(it, nr) if q == min(nr))
         a1.loglog(nr, [ref * q / min(nr) for q in nr], color="k", lw=0.6, ls=":", label="∝ n/r")
-    a1.set_xticks(nr, [f"{q:g}" for q in nr]); a1.minorticks_off()
+    a1.set_xticks(nr, [f"{q:g}" for q in nr]); a1.xaxis.set_minor_formatter(NullFormatter())
+    a1.xaxis.set_tick_params(which="minor", length=0)
     a1.set_xlabel("n / r"); a1.set_ylabel("iterations")
     ss = per_iteration["s"]
     xs = np.arange(len(ss))
