@@ -169,7 +169,7 @@ def test_audit_catches_a_heatmap_without_colourbar():
     plotting.heatmap(ax, rng.standard_normal((5, 5)), colorbar=False)
     assert any("no colour bar" in p for p in _problems(fig))
     fig, ax = _fig()
-    plotting.heatmap(ax, rng.standard_normal((5, 5)))
+    plotting.heatmap(ax, rng.standard_normal((5, 5)), aspect="auto")
     assert _problems(fig) == []
 
 
@@ -245,3 +245,9 @@ def test_audit_reads_bars_and_scatters():
     ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.05))
     problems = _problems(fig)
     assert any("linear y axis" in p for p in problems)
+
+
+def test_audit_measures_the_width_the_notebook_shows():
+    fig, ax = plotting.subplots(height=3.0)                # a square heat map leaves most of the width empty
+    plotting.heatmap(ax, rng.standard_normal((6, 6)))
+    assert any("narrower than the text column" in p for p in _problems(fig))

@@ -266,15 +266,17 @@ def finish(fig):
 
 
 def heatmap(ax, W, *, title: str = "", vmax: float | None = None, blocks: tuple[int, ...] = (),
-            colorbar: bool = True, cmap: str = "RdBu_r", symmetric: bool = True, label: str | None = None):
+            colorbar: bool = True, cmap: str = "RdBu_r", symmetric: bool = True, label: str | None = None,
+            aspect: str = "equal"):
     """A heat map of a matrix (colour map symmetric around zero for signed entries), with optional block
     separators at the given indices and a colour bar (``colorbar=False`` only when the caller adds one,
-    e.g. one bar shared by several panels).  Returns the image."""
+    e.g. one bar shared by several panels).  ``aspect="auto"`` stretches the cells to fill the panel (so
+    that a figure of square matrices still spans the text width).  Returns the image."""
     W = np.asarray(W, dtype=float)
     if W.ndim != 2:
         raise ValueError(f"heatmap needs a 2-d matrix, got shape {W.shape}")
     vmax = vmax or float(np.nanmax(np.abs(W))) or 1.0
-    im = ax.imshow(W, cmap=cmap, vmin=-vmax if symmetric else 0.0, vmax=vmax, interpolation="nearest")
+    im = ax.imshow(W, cmap=cmap, vmin=-vmax if symmetric else 0.0, vmax=vmax, interpolation="nearest", aspect=aspect)
     for b in blocks:
         ax.axhline(b - 0.5, color="k", lw=0.6)
         ax.axvline(b - 0.5, color="k", lw=0.6)
@@ -357,6 +359,12 @@ def _data_points(ax) -> np.ndarray:
     return P[_inside(P, ax.get_window_extent().expanded(1.0001, 1.0001))]
 
 
+def rendered_width(fig) -> float:
+    """The width (inches) at which the notebook shows ``fig``: cropped to its content plus 0.1 in a side."""
+    fig.canvas.draw()
+    return float(fig.get_tightbbox(fig.canvas.get_renderer()).width) + 0.2
+
+
 def audit(fig) -> list[str]:
     """Check ``fig`` against the book's figure standard; returns the problems found (empty: none).
 
@@ -365,7 +373,7 @@ def audit(fig) -> list[str]:
     (c) every image (heat map) has a colour bar;
     (d) no two labelled lines of one axes share colour, line style and marker;
     (e) no two axes titles overlap;
-    (f) the figure is at least the text width and every tick label, axis label and legend text renders at
+    (f) the figure as the notebook shows it (cropped to its content) is at least the text width, and every tick label, axis label and legend text renders at
         :data:`MIN_FONT_PX` or more at the size the browser shows it."""
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
@@ -408,10 +416,10 @@ def audit(fig) -> list[str]:
     for (ta, a), (tb, b) in itertools.combinations(titles, 2):
         if a.overlaps(b):
             problems.append(f"titles '{ta}' and '{tb}' overlap")
-    # (f)
-    w = fig.get_figwidth()
-    if w < TEXT_WIDTH_IN * 0.99:
-        problems.append(f"figure is {w:.2f} in wide, narrower than the text column ({TEXT_WIDTH_IN} in)")
+    # (f) the notebook shows the figure cropped to its content (bbox_inches="tight", 0.1 in of padding)
+    w = rendered_width(fig)
+    if w < TEXT_WIDTH_IN * 0.97:
+        problems.append(f"figure renders {w:.2f} in wide, narrower than the text column ({TEXT_WIDTH_IN} in)")
     scale = min(1.0, COLUMN_MAX_IN / w) * 96 / 72
     small = {}
     for what, t in _texts(fig):
@@ -425,7 +433,7 @@ def audit(fig) -> list[str]:
 def plot_blocks(X, task, *, title: str = "X"):
     """Heat map of one matrix X with its A | C / B | D blocks outlined and labelled."""
     fig, ax = subplots(height=3.4)
-    heatmap(ax, X, label="entry")
+    heatmap(ax, X, label="entry", aspect="auto")
     ax.axhline(task.d - 0.5, color="k", lw=1.2)
     ax.axvline(task.n - 0.5, color="k", lw=1.2)
     for label, (r, c) in {"A": (task.d / 2, task.n / 2), "C": (task.d / 2, task.n + task.n_prime / 2),
@@ -441,10 +449,10 @@ def plot_blocks(X, task, *, title: str = "X"):
 def plot_mask_and_regimes(task, *, mask, r: int, owner):
     """Top left: the token mask ``mask``.  The other three: which entries of W_Q W_Kᵀ (features × features)
     each regime may use; a 2 × 2 grid so that the panel titles have room."""
-    fig, axes = subplots(2, 2, height=5.6)
+    fig, axes = subplots(2, 2, height=4.8)
     axes = axes.ravel()
     M = np.asarray(mask)
-    im = axes[0].imshow(M, cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+    im = axes[0].imshow(M, cmap="Greys", vmin=0, vmax=1, interpolation="nearest", aspect="auto")
     cb = fig.colorbar(im, ax=axes[0], ticks=[0, 1], shrink=0.85)
     cb.ax.set_yticklabels(["masked", "attends"])
     axes[0].set_title("mask $M$ (query × key)")
@@ -461,11 +469,11 @@ def plot_mask_and_regimes(task, *, mask, r: int, owner):
     vmax = max(full.max(), rank_r.max())
     for ax, W, t in ((axes[1], full, "unconstrained: any $W_Q W_K^\\top$"),
                      (axes[2], rank_r, f"sketched: rank $\\leq r = {r}$")):
-        im = ax.imshow(W, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest")
+        im = ax.imshow(W, cmap="Blues", vmin=0, vmax=vmax, interpolation="nearest", aspect="auto")
         fig.colorbar(im, ax=ax, shrink=0.85, label="|entry| (example)")
         ax.set_title(t)
     cmap = mpl.colors.ListedColormap(["#f2f2f2"] + [plt.cm.tab10(i % 10) for i in range(M_)])
-    im = axes[3].imshow(dist, cmap=cmap, vmin=-0.5, vmax=M_ + 0.5, interpolation="nearest")
+    im = axes[3].imshow(dist, cmap=cmap, vmin=-0.5, vmax=M_ + 0.5, interpolation="nearest", aspect="auto")
     cb = fig.colorbar(im, ax=axes[3], ticks=range(M_ + 1), shrink=0.85)
     cb.ax.set_yticklabels(["unused"] + [f"machine {m + 1}" for m in range(M_)])
     axes[3].set_title(f"distributed: {M_} local blocks")
@@ -547,7 +555,7 @@ def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
     fig, axes = subplots(len(labels), L, height=1.75 * len(labels) + 0.3, squeeze=False)
     for i, lab in enumerate(labels):
         for l, W in enumerate(rows[lab]):
-            heatmap(axes[i, l], W, blocks=blocks)
+            heatmap(axes[i, l], W, blocks=blocks, aspect="auto")
             if i == 0:
                 axes[i, l].set_title(f"layer {l}")
         axes[i, 0].set_ylabel(lab)
@@ -638,7 +646,6 @@ def plot_scorecard(points):
             ax.scatter(p[sel], o[sel], s=18, label=verdict, zorder=3, **style)
     ax.set_xscale("log"); ax.set_yscale("log")
     ax.set_xlim(lo, hi); ax.set_ylim(lo, hi)
-    ax.set_aspect("equal")
     ax.set_xlabel("paper"); ax.set_ylabel("ours")
     legend_outside(ax)
     return finish(fig)
