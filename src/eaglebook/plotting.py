@@ -552,7 +552,7 @@ def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
     Each panel has its own symmetric colour scale and colour bar; ``blocks`` draws separators (e.g. at n)."""
     labels = list(rows)
     L = len(rows[labels[0]])
-    fig, axes = subplots(len(labels), L, height=1.75 * len(labels) + 0.3, squeeze=False)
+    fig, axes = subplots(len(labels), L, height=min(1.75, 6.0 / len(labels)) * len(labels) + 0.3, squeeze=False)
     for i, lab in enumerate(labels):
         for l, W in enumerate(rows[lab]):
             heatmap(axes[i, l], W, blocks=blocks, aspect="auto")
