@@ -1,0 +1,253 @@
+"""Every plotting function's figure passes the book's figure standard (plotting.audit), and the audit
+catches each kind of illegible figure (one planted bad figure per check)."""
+
+from types import SimpleNamespace as NS
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from eaglebook import plotting, regimes  # noqa: E402
+
+plotting.use_style()
+rng = np.random.default_rng(0)
+decay = lambda n, r=0.7: r ** np.arange(1, n + 1)           # noqa: E731  (an error curve over decades)
+
+
+def _task():
+    return NS(n=8, d=8, n_prime=2, d_prime=2)
+
+
+def _bench_rows():
+    rows = []
+    for k in (1e2, 1e4, 1e6):
+        for rd in (False, True):
+            runs = {name: dict(iterations=40, curve=dict(iteration=np.arange(1, 41), time=np.linspace(1e-4, 1e-2, 40),
+                                                        value=decay(40, 0.5 + 0.1 * i)))
+                    for i, name in enumerate(("EAGLE", "EAGLE (r = n/2)", "GD", "CG", "LSQR"))}
+            runs["SVD"] = dict(iterations=1, curve=dict(iteration=[1], time=[1e-3], value=[1e-15]))
+            rows.append(dict(kappa=k, rank_deficient=rd, runs=runs))
+    return rows
+
+
+def _tail(shift):
+    n = 400
+    return NS(norm_ratio=np.exp(rng.normal(shift, 0.5, n)), kappa=np.exp(rng.normal(3, 1, n)),
+              worse=rng.random(n) < 0.05, eta0=1.0, gamma0=1.9, step=np.exp(rng.normal(0, 0.5, n)))
+
+
+CASES = {
+    "plot_blocks": lambda: plotting.plot_blocks(rng.standard_normal((10, 10)), _task()),
+    "plot_mask_and_regimes": lambda: plotting.plot_mask_and_regimes(
+        _task(), mask=np.tril(np.ones((10, 10))), r=3, owner=np.repeat([0, 1], 4)),
+    "plot_tail": lambda: plotting.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
+    "plot_training": lambda: plotting.plot_training(
+        dict(train_loss=np.exp(-np.linspace(0, 6, 600)) + 1e-3 * rng.random(600), skipped=[100, 300],
+             eval_step=np.arange(0, 600, 50), test_mse_mean=np.exp(-np.linspace(0, 5, 12)),
+             test_mse_median=np.exp(-np.linspace(0, 6, 12))), dict(zero_mse=1.0, nystrom_mse=1e-9)),
+    "plot_regime_curves": lambda: plotting.plot_regime_curves(
+        {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
+         for reg in regimes.PAPER for s in range(2)}),
+    "plot_products": lambda: plotting.plot_products(
+        {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
+         r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
+    "plot_sparsification": lambda: plotting.plot_sparsification(NS(
+        factors=np.linspace(0, 3, 10), mse_median=decay(10)[::-1], quantized_median=1.1 * decay(10)[::-1],
+        mse_mean=2 * decay(10)[::-1], original_median=1e-4, zero_mse=1.0)),
+    "plot_scaling": lambda: plotting.plot_scaling(NS(eta_layer=[0.5, 2.0, 40.0, 900.0],
+                                                     gamma_layer=[1.0, 3.0, 60.0, 2000.0]), eta_paper=1.0, gamma_paper=1.9),
+    "plot_sketch_spectrum": lambda: plotting.plot_sketch_spectrum([NS(
+        sv_qk=np.sort(rng.random(10))[::-1], sv_vp=np.sort(rng.random(10))[::-1], sv_reference=np.ones(10),
+        entries_qk=rng.uniform(-1, 1, 100), entries_vp=rng.uniform(-1, 1, 100), sign=1,
+        entries_reference=rng.uniform(-1, 1, 100)) for _ in range(3)]),
+    "plot_scorecard": lambda: plotting.plot_scorecard(
+        [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced")]),
+    "plot_sv_map": lambda: plotting.plot_sv_map(
+        np.linspace(0, 1.7, 50), np.linspace(0, 1.7, 50) * (1 - np.linspace(0, 1.7, 50) ** 2 / 3),
+        0.5 * np.linspace(0, 1.7, 50) * (3 - np.linspace(0, 1.7, 50) ** 2),
+        orbits={"x0 = 0.01": np.minimum(1, 0.01 * 1.5 ** np.arange(15)), "x0 = 0.1": np.minimum(1, 0.1 * 1.5 ** np.arange(15))}),
+    "plot_spectra": lambda: plotting.plot_spectra({l: decay(10, 0.3 + 0.1 * l) for l in range(6)}, cols=3),
+    "plot_theta": lambda: plotting.plot_theta(decay(12, 0.2) * 50, predicted=decay(12, 0.2) * 40, switch=3),
+    "plot_kappa_sweep": lambda: plotting.plot_kappa_sweep(
+        [1e1, 1e2, 1e3, 1e4], {"EAGLE": [5, 8, 12, 16], "GD": [50, 500, 5000, 50000]},
+        {"EAGLE": [1e-15, 1e-14, 1e-13, 1e-12], "SVD": [1e-15, 1e-15, 1e-14, 1e-13]}, reference=("log κ", [4, 8, 12, 16])),
+    "plot_eps_sweep": lambda: plotting.plot_eps_sweep([1e-2, 1e-4, 1e-6, 1e-8], {"EAGLE": [3, 4, 5, 6], "GD": [10, 20, 30, 40],
+                                                                                  "CG": [5, 9, 13, 17]}),
+    "plot_alpha": lambda: plotting.plot_alpha([1, 2, 4, 8], [5, 9, 17, 33], fit=(4.0, 1.0)),
+    "plot_error_curves": lambda: plotting.plot_error_curves(
+        {"centralized": {"EAGLE": decay(20), "EAGLE, float32": decay(20, 0.75), "GD": decay(20, 0.95)},
+         "sketched": {"EAGLE": decay(20, 0.8), "GD": decay(20, 0.97)}},
+        styles={"EAGLE": "EAGLE", "EAGLE, float32": "EAGLE", "GD": "GD"}),
+    "plot_machine_sweep": lambda: plotting.plot_machine_sweep({M: decay(30, 0.5 + 0.08 * M) for M in (1, 2, 4, 8, 16)}, eps=1e-6),
+    "plot_alpha_sweep": lambda: plotting.plot_alpha_sweep(
+        {"random": ([0.5, 0.25, 0.1], [10, 20, 50]), "balanced": ([0.6, 0.3, 0.12], [9, 18, 45])},
+        gd={"random": ([0.5, 0.25, 0.1], [100, 200, 500], [True, True, False]),
+            "balanced": ([0.6, 0.3, 0.12], [90, 180, 450], [True, True, True])}, eps=1e-6),
+    "plot_round_time": lambda: plotting.plot_round_time({"M = 2": (1e-3, 2e-3), "M = 4": (0.6e-3, 3e-3)}),
+    "plot_bench_curves": lambda: plotting.plot_bench_curves(_bench_rows(), floor=1e-16),
+    "plot_sketched": lambda: plotting.plot_sketched(
+        [dict(n_over_r=q, eagle={"to": {"1e-06": {"iterations": 10 * q}}}) for q in (1, 2, 4, 8)],
+        dict(s=[64, 32, 16, 8], ratio_to_full={"64": 1.0, "32": 0.7, "16": 0.4, "8": 0.3},
+             paper_ms={"64": 21, "32": 16, "16": 7, "8": 5})),
+    "plot_noise": lambda: plotting.plot_noise([dict(rank=r, noise_std=0.01, runs={
+        "EAGLE": dict(curve=dict(iteration=np.arange(1, 31), value=np.maximum(decay(30), 1e-3))),
+        "GD": dict(curve=dict(iteration=np.arange(1, 31), value=np.maximum(decay(30, 0.9), 1e-3))),
+        "lstsq (numpy)": dict(final=1e-3)}) for r in (5, 10)]),
+    "plot_step_grid": lambda: plotting.plot_step_grid(dict(max_iter=100, **{
+        k: [dict(factor=f, best_median=1e-12 * f ** 4, iterations_to_1e10=[10 / f, 12 / f]) for f in (0.5, 1.0, 1.5)]
+        for k in ("together", "ratio")})),
+    "plot_ablations": lambda: plotting.plot_ablations(
+        {k: {"eta": list(1 + 0.1 * rng.random(3)), "gamma": list(10 ** rng.uniform(0, 4, 3)),
+             "reduction": list(10 ** rng.uniform(0, 3, 3))} for k in ("base", "no clip", "one head")},
+        paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
+    "plot_definitions": lambda: plotting.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
+    "plot_failure_boundary": lambda: plotting.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
+}
+
+
+def test_every_plotting_function_has_a_case():
+    public = {n for n in dir(plotting) if n.startswith("plot_")}
+    assert public == set(CASES), f"no audit case for {sorted(public - set(CASES))}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_figure_meets_the_standard(name):
+    fig = CASES[name]()
+    assert fig is not None, f"{name} does not return its figure"
+    try:
+        assert plotting.audit(fig) == []
+    finally:
+        plt.close(fig)
+
+
+# ------------------------------------------------------------------------------ the audit catches each kind
+def _fig(**kw):
+    return plotting.subplots(**kw)
+
+
+def _problems(fig):
+    try:
+        return plotting.audit(fig)
+    finally:
+        plt.close(fig)
+
+
+def test_audit_catches_a_legend_over_data():
+    fig, ax = _fig()
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, np.full_like(x, 0.5), label="flat")
+    ax.plot(x, x, label="rising")
+    ax.legend(loc="center")
+    assert any("legend covers" in p for p in _problems(fig))
+
+
+def test_audit_catches_a_figure_legend_over_another_panel():
+    fig, (a, b) = _fig(ncols=2)
+    a.plot([0, 1], [0, 1], label="a")
+    b.plot(np.linspace(0, 1, 20), np.full(20, 0.5), label="b")
+    fig.legend(loc="center right", bbox_to_anchor=(0.95, 0.5))
+    assert any("legend covers" in p for p in _problems(fig))
+
+
+def test_audit_catches_a_linear_axis_over_decades():
+    fig, ax = _fig()
+    ax.plot(np.arange(1, 21), decay(20, 0.5))
+    assert any("linear y axis" in p for p in _problems(fig))
+
+
+def test_audit_leaves_an_evenly_spaced_axis_linear():
+    fig, ax = _fig()
+    ax.semilogy(np.arange(1, 5001), decay(5000, 0.999))      # steps 1…5000: three decades, evenly spread
+    assert _problems(fig) == []
+
+
+def test_audit_catches_a_heatmap_without_colourbar():
+    fig, ax = _fig()
+    plotting.heatmap(ax, rng.standard_normal((5, 5)), colorbar=False)
+    assert any("no colour bar" in p for p in _problems(fig))
+    fig, ax = _fig()
+    plotting.heatmap(ax, rng.standard_normal((5, 5)), aspect="auto")
+    assert _problems(fig) == []
+
+
+def test_audit_catches_two_series_alike():
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1], color="C0", label="one")
+    ax.plot([0, 1], [1, 0], color="C0", label="two")
+    assert any("share colour" in p for p in _problems(fig))
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1], color="C0", label="one")
+    ax.plot([0, 1], [1, 0], color="C0", label="two")
+    plotting.distinct_styles(ax)
+    assert _problems(fig) == []
+
+
+def test_audit_catches_overlapping_titles():
+    fig, axes = _fig(ncols=4)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_title("a panel title far too long for a quarter of the text width")
+    assert any("overlap" in p for p in _problems(fig))
+
+
+def test_audit_catches_a_half_width_figure_and_small_ticks():
+    fig, ax = plt.subplots(figsize=plotting.HALF, layout="constrained")
+    ax.plot([0, 1], [0, 1])
+    assert any("narrower than the text column" in p for p in _problems(fig))
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=6)
+    assert any("tick label renders at" in p for p in _problems(fig))
+    fig, ax = plt.subplots(figsize=(12, 3), layout="constrained")   # scaled down to the column: text shrinks
+    ax.plot([0, 1], [0, 1])
+    assert any("renders at" in p for p in _problems(fig))
+
+
+def test_needs_log_decides_from_the_data():
+    assert plotting.needs_log(decay(30, 0.5))
+    assert not plotting.needs_log(np.arange(1, 5001))
+    assert not plotting.needs_log([1.0, 2.0, 50.0])
+    assert not plotting.needs_log([-1.0, 1e-5, 1.0])
+    assert plotting.needs_log([1.9, 2.0, 2.1, 1e4])
+
+
+def test_legend_outside_rejects_a_bad_place():
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1], label="a")
+    with pytest.raises(ValueError, match="right' or 'below"):
+        plotting.legend_outside(ax, where="inside")
+    plt.close(fig)
+
+
+def test_finish_audits_on_request(monkeypatch):
+    monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "raise")
+    fig, ax = _fig()
+    ax.plot([0, 1], [0, 1], color="C0", label="one")
+    ax.legend(loc="center")
+    with pytest.raises(ValueError, match="legend covers"):
+        plotting.finish(fig)
+    plt.close(fig)
+    monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "loud")
+    with pytest.raises(ValueError, match="'raise' or 'warn'"):
+        plotting.finish(CASES["plot_tail"]())
+    plt.close("all")
+
+
+def test_audit_reads_bars_and_scatters():
+    fig, ax = _fig()
+    ax.bar([0, 1, 2, 3], [1e-3, 1e-2, 1.0, 5.0])
+    assert any("linear y axis" in p for p in _problems(fig))
+    fig, ax = _fig()
+    ax.scatter(np.arange(1, 21), decay(20, 0.5), label="points")
+    ax.legend(loc="center left", bbox_to_anchor=(0.0, 0.05))
+    problems = _problems(fig)
+    assert any("linear y axis" in p for p in problems)
+
+
+def test_audit_measures_the_width_the_notebook_shows():
+    fig, ax = plotting.subplots(height=3.0)                # a square heat map leaves most of the width empty
+    plotting.heatmap(ax, rng.standard_normal((6, 6)))
+    assert any("narrower than the text column" in p for p in _problems(fig))
