@@ -30,9 +30,10 @@ $(STAMP): requirements.txt pyproject.toml .jupyter/lab/settings/overrides.json
 
 # The build generates chapter 4's regime pages itself (eaglebook._toolchain.variant_pages runs
 # `python -m eaglebook.variants` first), so this is `jupyter-book build .` with warnings as errors.
-# TQDM_DISABLE: no progress bars in the HTML; stderr (warnings) is shown there (_config.yml: stderr_output)
+# TQDM_DISABLE: no progress bars in the HTML; stderr (warnings) is shown there (_config.yml: stderr_output).
+# EAGLEBOOK_FIGURE_AUDIT=raise: a figure that fails plotting.audit (legend over data, missing colour bar, ...) fails its chapter
 book: $(STAMP)
-	TQDM_DISABLE=1 $(BIN)/jupyter-book build . -W -n --keep-going
+	TQDM_DISABLE=1 EAGLEBOOK_FIGURE_AUDIT=raise $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "== open _build/html/index.html =="
 
 test: $(STAMP)

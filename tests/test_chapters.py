@@ -41,8 +41,10 @@ def _not_under_nbval(nbval_active):
 
 
 @pytest.mark.parametrize("label, params", RUNS, ids=[r[0] for r in RUNS])
-def test_chapter_executes(label, params, tmp_path, chapter_times):
+def test_chapter_executes(label, params, tmp_path, chapter_times, monkeypatch):
     import papermill as pm
+
+    monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "raise")   # every figure meets the standard (plotting.audit)
 
     name = label.split("[")[0]
     t0 = time.perf_counter()
