@@ -195,8 +195,8 @@ def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficie
 
 
 #: The methods of the κ sweep: every direct and every (unsketched) iterative method of the registry.
-ITERATIVE = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "iterative")
-DIRECT = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "direct")
+ITERATIVE = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "iterative" and "sweep" in m.parts)
+DIRECT = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "direct" and "sweep" in m.parts)
 TODO: dict = {}
 
 
