@@ -110,12 +110,14 @@ def test_cli_real_on_a_user_matrix(tmp_path):
 
 
 def test_every_part_writes_json_at_tiny_sizes():
-    """All four parts of the harness run end to end and their results serialise to JSON (tiny sizes)."""
+    """All parts of the harness run end to end and their results serialise to JSON (tiny sizes)."""
     from eaglebook import config
     from eaglebook.bench.__main__ import _jsonable
     S = config.BenchSizes(central_n=16, kappas=(1e2,), size_ns=(16,), headline_n=16, time_limit=0.2, max_iter=2000,
                           repeats=1, overhead_iters=20, sketch_n=16, sketch_timing_n=16, sketch_timing_iters=3,
-                          real_max_cols=12, ablation_n=16, ablation_instances=1, grid_points=2)
+                          real_max_cols=12, ablation_n=16, ablation_instances=1, grid_points=2, grid_ns=(12, 16),
+                          grid_tall_ns=(4,), grid_kappas=(1e2,), grid_kappa_n=12, grid_precision_n=12, grid_repeats=2,
+                          grid_time_limit=2.0)
     for part in harness.PARTS:
         out = harness.run(harness.BenchConfig(part=part, sizes=S), progress=False)
         text = json.dumps(_jsonable(out))
@@ -201,3 +203,33 @@ def test_newton_schulz_converges_quadratically_at_the_end():
     v = tr.values
     k = int(np.flatnonzero(v < 1e-3)[0])
     assert v[k + 1] <= 10 * v[k] ** 2 / v[k - 1] or v[k + 1] < 1e-12     # each step squares the error
+
+
+def test_grid_compare_and_describe_follow_the_paired_spread():
+    from eaglebook.bench import grid
+    runs = {"EAGLE": dict(median=2.0, seconds=[2.0, 2.1, 1.9]), "gelsy": dict(median=1.0, seconds=[1.0, 1.05, 0.95]),
+            "gelsd": dict(median=1.02, seconds=[1.1, 1.0, 0.9]), "Cholesky": dict(median=None, seconds=None)}
+    c = grid.compare(runs)
+    assert c["fastest"] == "gelsy" and c["runner_up"] == "gelsd" and c["order"] == ["gelsy", "gelsd", "EAGLE"]
+    assert not c["margin"]["decided"]                       # gelsd ÷ gelsy straddles 1
+    assert c["vs_eagle"]["gelsy"]["decided"] and c["vs_eagle"]["gelsy"]["median"] == pytest.approx(0.5, rel=0.1)
+    row = dict(fastest="gelsy", runner_up="gelsd", margin=c["margin"])
+    assert grid.describe(row) == "gelsy ≈ gelsd (within noise)"
+    runs["gelsd"] = dict(median=3.0, seconds=[3.0, 3.1, 2.9])
+    c = grid.compare(runs)
+    assert c["runner_up"] == "EAGLE" and c["margin"]["decided"]
+    assert grid.describe(dict(fastest="gelsy", runner_up="EAGLE", margin=c["margin"])).startswith("gelsy, by 2")
+    one = grid.unpaired(dict(seconds=[1.0]), dict(seconds=[2.0]), "a", "b")
+    assert not one["decided"] and "one repeat" in one["verdict"]
+    assert grid.slope([10, 20, 40], [1.0, 8.0, 64.0]) == pytest.approx(3.0)
+    assert grid.slope([10], [1.0]) is None
+
+
+def test_grid_iterations_of_the_accelerated_variant_at_tiny_size():
+    from eaglebook.bench import grid
+    A, B, C, D = tasks.make_problem(24, 24, kappa=1e8, rng=np.random.default_rng(1))
+    r = grid.measure(A, B, C, D, ("EAGLE", "EAGLE (polar-express)", "gelsy"), target=1e-6, repeats=2)
+    e, p = r["runs"]["EAGLE"], r["runs"]["EAGLE (polar-express)"]
+    assert e["to"]["1e-06"] >= 2 * p["to"]["1e-06"] and e["to"]["1e-12"] >= 2 * p["to"]["1e-12"]
+    assert all(len(v["seconds"]) == 2 for v in r["runs"].values())
+    assert r["runs"]["gelsy"]["iterations"] == 1 and r["fastest"] in r["runs"]

@@ -34,7 +34,7 @@ import torch
 from .. import config, tasks
 from ..solver import baselines as bl
 
-PARTS = ("centralized", "sketched", "real", "ablations")
+PARTS = ("centralized", "sketched", "real", "ablations", "grid")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
 #: The package modules whose source decides what the harness measures (their hash is part of the cache key).
@@ -514,7 +514,8 @@ def run(cfg: BenchConfig, progress: bool = True) -> dict:
     t0 = time.perf_counter()
     with _Threads(cfg.threads):
         env = environment(cfg.threads)
-        fn = {"centralized": centralized, "sketched": sketched, "ablations": ablations}.get(cfg.part)
+        from .grid import grid
+        fn = {"centralized": centralized, "sketched": sketched, "ablations": ablations, "grid": grid}.get(cfg.part)
         if cfg.part == "real":
             res = real(cfg.sizes, cfg.seed, progress, matrix=cfg.matrix)
         else:
