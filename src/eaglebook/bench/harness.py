@@ -1,4 +1,4 @@
-"""The solver benchmarks of chapter 7: ``python -m eaglebook.bench centralized|sketched|real|ablations``.
+"""The solver benchmarks of chapter 7: ``python -m eaglebook.bench centralized|sketched|real|ablations|grid``.
 
 Each part returns plain data (dicts, lists, floats; JSON as written by ``--json``):
 
