@@ -33,10 +33,12 @@ import numpy as np
 from .. import config, tasks, timing
 from ..solver import baselines as bl
 
-#: The methods of the grid, in table order (EAGLE variants, the GEMM-only competitor, the direct drivers).
-SQUARE = ("EAGLE", "EAGLE (polar-express)", "Newton–Schulz", "gelsd", "gelsy", "Cholesky", "SVD")
+#: The methods of the grid: the registry's entries for the part "grid" (EAGLE first), by the shapes they apply to.
+_GRID = tuple(sorted((k for k, m in bl.REGISTRY.items() if "grid" in m.parts),
+                     key=lambda k: (not k.startswith("EAGLE"), bl.REGISTRY[k].kind != "iterative")))
+SQUARE = tuple(k for k in _GRID if "square" in bl.REGISTRY[k].shapes)
 #: On tall and wide problems sketch-and-precondition joins.
-RECTANGULAR = SQUARE + ("Sketch+LSQR",)
+RECTANGULAR = tuple(k for k in _GRID if "tall" in bl.REGISTRY[k].shapes)
 ITERATIVE = ("EAGLE", "EAGLE (polar-express)", "Newton–Schulz", "Sketch+LSQR")
 TALL_FACTOR = 8
 LEVELS = (1e-6, 1e-12)
@@ -102,7 +104,7 @@ def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "f
 
     ``variants`` (optional) replaces ``methods``/``dtype``: a list of (label, method, dtype, threads), all timed
     in one interleaved block, so that e.g. float64 and float32 (or 1 and all threads) of a method are paired."""
-    from .harness import _Threads
+    from .harness import Threads
     ref = np.asarray(D, dtype=np.float64)
     if variants is None:
         variants = [(name, name, dtype, threads) for name in methods]
@@ -112,7 +114,7 @@ def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "f
         if f is None:
             continue
         traced, bare = f
-        with _Threads(th or 1):
+        with Threads(th or 1):
             t = traced(min(tuple(levels) + (target,)))
         k = _first_below(t["values"], target)
         rec = dict(method=name, dtype=dt, threads=th or 1, status=t["status"], final=t["final"],
@@ -137,10 +139,10 @@ def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "f
 
 
 def _pinned(fn, threads: int):
-    from .harness import _Threads
+    from .harness import Threads
 
     def run():
-        with _Threads(threads):
+        with Threads(threads):
             return fn()
     return run
 
@@ -222,18 +224,18 @@ def flop_model(rows, gemm_rates) -> list:
 
 def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     """All jobs of the module docstring; plain data."""
-    from .harness import _bar, gemm_rate
+    from .harness import bar, gemm_rate
     rng = np.random.default_rng(seed + 23)
     out = dict(target=S.grid_target, repeats=S.grid_repeats, tall_factor=TALL_FACTOR)
     # square, tall, wide series
-    out["square"] = _series("square", S.grid_ns, S, rng, seed, progress, _bar)
+    out["square"] = _series("square", S.grid_ns, S, rng, seed, progress, bar)
     out["square"]["gemm_rate"] = [gemm_rate(n) for n in S.grid_ns]
     out["square"]["flop_model"] = flop_model(out["square"]["rows"], out["square"]["gemm_rate"])
-    out["tall"] = _series("tall", S.grid_tall_ns, S, rng, seed, progress, _bar)
-    out["wide"] = _series("wide", S.grid_tall_ns, S, rng, seed, progress, _bar)
+    out["tall"] = _series("tall", S.grid_tall_ns, S, rng, seed, progress, bar)
+    out["wide"] = _series("wide", S.grid_tall_ns, S, rng, seed, progress, bar)
     # the κ sweep: iterations of EAGLE and the accelerated variant to 1e-6 and 1e-12, every method's time
     rows = []
-    for kappa in _bar(S.grid_kappas, progress, "grid: κ sweep"):
+    for kappa in bar(S.grid_kappas, progress, "grid: κ sweep"):
         A, B, C, D = _problem("square", S.grid_kappa_n, kappa, rng)
         row = measure(A, B, C, D, SQUARE, target=S.grid_target, repeats=S.grid_repeats, seed=seed,
                       time_limit=S.grid_time_limit, threads=1)

@@ -120,6 +120,10 @@ class _Threads:
         torch.set_num_threads(self.old)
 
 
+#: Public names for the benchmark modules of this package (``grid``): the thread pin and the progress bar.
+Threads = _Threads
+
+
 def gemm_rate(n: int, repeats: int = 5) -> float:
     """Measured float64 GEMM rate (flop/s) of torch for n×n @ n×n on this run's threads (median)."""
     a = torch.randn(n, n, dtype=torch.float64)
@@ -186,6 +190,11 @@ def _median_time(fn, repeats: int, *args, **kw) -> tuple[bl.Trace, float, list[f
 def _lstsq_time(A, B, C, ref, repeats=3) -> float:
     bl.lstsq(A, B, C, reference=ref)    # warm-up
     return statistics.median(bl.lstsq(A, B, C, reference=ref).elapsed for _ in range(repeats))
+
+
+def bar(it, progress: bool, desc: str):
+    """``it`` with a tqdm progress bar on standard error when ``progress``."""
+    return _bar(it, progress, desc)
 
 
 def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficient=False, seed=0, **extra):

@@ -874,7 +874,7 @@ class Method:
     seeded: bool = False
     ridge: bool = False
     stops: bool = True
-    parts: tuple = ("sweep", "grid")       # which harness parts run it (the κ sweep of chapter 7, the grid)
+    parts: tuple = ("sweep",)              # which harness parts run it ("sweep": chapter 7's κ sweep, "grid": the grid)
     shapes: tuple = ("square", "tall", "wide")   # which problem shapes it applies to
     dtyped: bool = False                   # takes ``dtype`` ("float64" / "float32"); otherwise float64 only
     timed: bool = True                     # its trace times are per iteration (False: a solve split evenly)
@@ -910,8 +910,9 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("lstsq (numpy)", lstsq, "direct", dict(backend="numpy"), stops=False),
     Method("lstsq (scipy)", lstsq, "direct", dict(backend="scipy"), stops=False),
     Method("lstsq (torch)", lstsq, "direct", dict(backend="torch"), stops=False),
-    Method("SVD", svd, "direct", stops=False),
-    Method("EAGLE", eagle, "iterative", dict(tol=1e-14), seeded=True),   # its own rule too: stop when D stagnates
+    Method("SVD", svd, "direct", stops=False, parts=("sweep", "grid")),
+    Method("EAGLE", eagle, "iterative", dict(tol=1e-14), seeded=True,    # its own rule too: stop when D stagnates
+           parts=("sweep", "grid")),
     Method("GD", gd, "iterative", seeded=True, ridge=True),
     Method("CG", cgls, "iterative"),
     Method("LSQR", lsqr, "iterative"),
