@@ -329,3 +329,47 @@ def test_bad_arrays_are_named():
         acc.odd_minimax(0.1, 6)
     with pytest.raises(ValueError, match="argument a"):
         acc.odd_minimax(1.0, 5)
+
+
+# --------------------------------------------------------------------------- the option of eaglebook.solve
+
+@pytest.mark.parametrize("conditioning", ["polar-express", "quintic"])
+@pytest.mark.parametrize("shape", [(40, 40), (20, 60), (60, 20)])
+def test_solve_conditioning_option_matches_the_accelerated_solver(conditioning, shape):
+    import eaglebook
+    n, d = shape
+    A, B, C, _ = problem(n=n, d=d, kappa=1e6, seed=3)
+    ref = nystrom(A, B, C)
+    r = eaglebook.solve(A, B, C, conditioning=conditioning, reference=ref)
+    a = acc.solve(A, B, C, step=conditioning, reference=ref, certify=True)
+    assert isinstance(r, eaglebook.Result) and r.status == "converged" and r.converged
+    np.testing.assert_array_equal(np.asarray(r.D), np.asarray(a.D))
+    assert r.iterations == a.iterations and rel(r.D, ref) < 1e-9
+    np.testing.assert_allclose(r.error, r.rel_error ** 2 * float((ref ** 2).sum()), rtol=1e-12)
+    # the invariant of chapter 6 along the same iteration, in float64 (D_ℓ + B_ℓ A_ℓ^† C_ℓ = B A^† C)
+    worst = max(rel(it.invariant(), ref) for it in acc.iterate(A, B, C, step=conditioning, max_iter=r.iterations)
+                if it.ell >= 2)
+    assert worst < 1e6 * max(n, d) * EPS
+
+
+def test_solve_conditioning_default_is_the_cubic_step_and_fewer_rounds_accelerated():
+    import eaglebook
+    A, B, C, _ = problem(n=60, d=60, kappa=1e8, seed=4)
+    ref = nystrom(A, B, C)
+    e = eaglebook.solve(A, B, C, reference=ref)
+    c = eaglebook.solve(A, B, C, conditioning="cubic", reference=ref)
+    np.testing.assert_array_equal(np.asarray(e.D), np.asarray(c.D))
+    p = eaglebook.solve(A, B, C, conditioning="polar-express", reference=ref)
+    assert p.iterations * 2 <= e.iterations, (p.iterations, e.iterations)
+
+
+@pytest.mark.parametrize("kw, name", [(dict(conditioning="septic"), "conditioning"), (dict(conditioning=5), "conditioning"),
+                                      (dict(sketch=10), "sketch"), (dict(eta=0.5), "eta"), (dict(rho="exact"), "rho"),
+                                      (dict(certify="svd"), "certify"), (dict(redraw=False), "redraw")])
+def test_solve_conditioning_bad_combinations_are_named(kw, name):
+    import eaglebook
+    A, B, C, _ = problem(n=20, d=20)
+    kw = dict(kw)
+    kw.setdefault("conditioning", "polar-express")
+    with pytest.raises(ValueError, match=name):
+        eaglebook.solve(A, B, C, **kw)

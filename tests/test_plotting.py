@@ -105,6 +105,12 @@ CASES = {
         paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
     "plot_definitions": lambda: plotting.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
     "plot_failure_boundary": lambda: plotting.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
+    "plot_grid_times": lambda: plotting.plot_grid_times({
+        shape: dict(methods=["EAGLE", "SVD", "CG"], rows=[
+            dict(k=k, n=k if shape != "wide" else 4 * k, d=k if shape != "tall" else 8 * k, runs={
+                m: dict(median=c * 1e-3 * (k / 60) ** e, spread=(0.9 * c * 1e-3 * (k / 60) ** e, 1.1 * c * 1e-3 * (k / 60) ** e))
+                for m, c, e in (("EAGLE", 1.0, 2.0), ("SVD", 0.3, 2.5), ("CG", 3.0, 1.5))}) for k in (60, 120, 240, 480)])
+        for shape in ("square", "tall", "wide")}),
 }
 
 

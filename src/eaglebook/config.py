@@ -212,6 +212,19 @@ class BenchSizes:
     ablation_n: int = 240                                 # (d) six distributions, noise
     ablation_instances: int = 20                          # (d) step-size grid instances
     grid_points: int = 10                                 # (d) factors in [0.2, 2]
+    # (e) the solver-choice grid (eaglebook.bench.grid): square n (κ = 1e4), tall/wide short side k (8k × k),
+    # the κ sweep's n and κs, the n of the precision and thread jobs, the target, interleaved repeats, and the
+    # time limit of one traced run.  The paper profile stops at n = 960 (tall/wide: 960×120) so that the grid adds
+    # about 5 minutes on an unloaded 2-core CPU (a reduced grid measured 69 CPU-seconds; the n = 960 row is about
+    # 8× the n = 480 row); `python -m eaglebook.bench grid --ns 240,480,960,1920,3840` runs the full range
+    grid_ns: tuple[int, ...] = (240, 480, 960)
+    grid_tall_ns: tuple[int, ...] = (30, 60, 120)
+    grid_kappas: tuple[float, ...] = (1e2, 1e4, 1e8, 1e12)
+    grid_kappa_n: int = 240
+    grid_precision_n: int = 240
+    grid_target: float = 1e-6
+    grid_repeats: int = 3
+    grid_time_limit: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -307,7 +320,8 @@ def _ci() -> Profile:
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
-                                    ablation_instances=4, grid_points=5))
+                                    ablation_instances=4, grid_points=5, grid_ns=(32, 64, 128), grid_tall_ns=(16, 32),
+                                    grid_kappa_n=64, grid_precision_n=64, grid_time_limit=5.0))
 
 
 # ---------------------------------------------------------------------------------------------- knobs

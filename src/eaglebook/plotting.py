@@ -867,6 +867,10 @@ BENCH_STYLE = {
     "RandSketch+CG": dict(color="#D55E00", linestyle="-."), "SGD": dict(color="#E69F00", linestyle=":"),
     "lstsq (numpy)": dict(color="#000000", linestyle="-"), "lstsq (scipy)": dict(color="#555555", linestyle="-"),
     "lstsq (torch)": dict(color="#999999", linestyle="-"), "GD++": dict(color="#882255", linestyle="--"),
+    # the solver-choice grid (each colour/line-style pair once)
+    "EAGLE (polar-express)": dict(color="#56B4E9", linestyle="--"), "Newton–Schulz": dict(color="#009E73", linestyle="--"),
+    "gelsd": dict(color="#000000", linestyle="-"), "gelsy": dict(color="#555555", linestyle="--"),
+    "Cholesky": dict(color="#CC79A7", linestyle=":"), "Sketch+LSQR": dict(color="#D55E00", linestyle=":"),
 }
 
 
@@ -1055,4 +1059,31 @@ def plot_failure_boundary(tails: dict, *, bins: int = 12):
     bx.set_xscale("log"); bx.xaxis.set_minor_formatter(NullFormatter()); bx.set_xlabel("first layer's step on the prompt")
     bx.set_ylabel("share worse than predicting zero")
     legend_outside(fig, where="below")
+    return finish(fig)
+
+
+def plot_grid_times(series: dict, *, shapes=("square", "tall", "wide")):
+    """Median time to the target against the problem size (log–log), one panel per shape of the solver grid
+    (``eaglebook.bench.grid``); the bars are the min–max over the interleaved repeats; the slope of each line
+    is the method's cost exponent."""
+    fig, axes = plt.subplots(1, len(shapes), sharey=True, squeeze=False)
+    for ax, shape in zip(axes[0], shapes):
+        g = series[shape]
+        for name in g["methods"]:
+            pts = [(r["k"], r["runs"][name]["median"], r["runs"][name]["spread"]) for r in g["rows"]
+                   if r["runs"].get(name, {}).get("median") is not None]
+            if not pts:
+                continue
+            k, t, sp = zip(*pts)
+            lo = [a - b[0] for a, b in zip(t, sp)]
+            hi = [b[1] - a for a, b in zip(t, sp)]
+            ax.errorbar(k, t, yerr=[lo, hi], lw=1.1, ms=3, marker="o", capsize=2, label=name, **_bench_style(name))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        r0 = g["rows"][0]
+        ax.set_title({"square": "square (d = n)", "tall": f"tall (d = {r0['d'] // r0['n']}n)",
+                      "wide": f"wide (n = {r0['n'] // r0['d']}d)"}[shape])
+        ax.set_xlabel("n" if shape == "square" else "short side k")
+    axes[0, 0].set_ylabel("time to target (s)")
+    legend_outside(fig)
     return finish(fig)

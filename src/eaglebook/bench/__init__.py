@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m eaglebook.bench train|centralized|sketched|real|ablations``.
+"""Benchmarks: ``python -m eaglebook.bench train|centralized|sketched|real|ablations|grid``.
 
 * ``train`` (:mod:`.train`): ms per training step against its matrix-product floor.
 * ``centralized``, ``sketched``, ``real``, ``ablations`` (:mod:`.harness`): EAGLE against the solvers

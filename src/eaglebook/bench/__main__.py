@@ -21,6 +21,8 @@ PART_HELP = {
     "real": "(c) the paper's Table 2 set-up on HB/illc1850 or a Matrix Market file (§5.4)",
     "ablations": "(d) six data distributions, noise with early stopping, the step-size grid (App. E.3)",
     "floor": "the whole default solve against the GEMM floor of its iterations, factorisations per regime",
+    "grid": "(e) which solver to use: square/tall/wide sizes, a κ sweep, float32/float64, 1 thread/all cores, "
+            "cost exponents, EAGLE against its flop model, the decision table",
 }
 
 
@@ -88,6 +90,14 @@ SIZES = {
                  ("--timing-iters", "sketch_timing_iters", _positive_int, "iterations per timing"),
                  ("--headline-n", "headline_n", _positive_int, "n of the comparison with RandSketch+CG")],
     "real": [("--max-cols", "real_max_cols", _positive_int, "use only the matrix's first columns")],
+    "grid": [("--ns", "grid_ns", _ints, "n = d of the square series (κ = 1e4), comma-separated"),
+             ("--tall-ns", "grid_tall_ns", _ints, "short side k of the tall (8k×k) and wide (k×8k) series"),
+             ("--kappas", "grid_kappas", _floats, "condition numbers of the κ sweep, comma-separated"),
+             ("--kappa-n", "grid_kappa_n", _positive_int, "n = d of the κ sweep"),
+             ("--precision-n", "grid_precision_n", _positive_int, "n = d of the float32/float64 and thread jobs"),
+             ("--target", "grid_target", _positive_float, "relative error every method is timed to"),
+             ("--grid-repeats", "grid_repeats", _positive_int, "interleaved timing repeats"),
+             ("--grid-time-limit", "grid_time_limit", _positive_float, "seconds per traced run")],
     "ablations": [("--n", "ablation_n", _positive_int, "n = d of the distributions and the noise runs"),
                   ("--instances", "ablation_instances", _positive_int, "instances of the step-size grid"),
                   ("--grid-points", "grid_points", _positive_int, "factors in [0.2, 2] of the step-size grid")],
@@ -174,6 +184,16 @@ def _sketched_rows(R: dict) -> list:
     return rows
 
 
+def _grid_rows(R: dict) -> list:
+    rows = []
+    for key in ("square", "tall", "wide", "kappa"):
+        for row in R.get(key, {}).get("rows", []):
+            for name, r in row["runs"].items():
+                rows.append((f"{key} {row['d']}×{row['n']} κ={row['kappa']:.0e}: {name}", r.get("iterations"),
+                             r.get("median"), r.get("final"), r.get("status")))
+    return rows
+
+
 def _ablation_rows(R: dict) -> list:
     rows = []
     for dst in R.get("distributions", []):
@@ -184,7 +204,7 @@ def _ablation_rows(R: dict) -> list:
 
 
 #: each benchmark part's table (the parts are the CLI's, not compute regimes)
-_TABLES = {"centralized": _centralized_rows, "sketched": _sketched_rows, "ablations": _ablation_rows,
+_TABLES = {"centralized": _centralized_rows, "sketched": _sketched_rows, "grid": _grid_rows, "ablations": _ablation_rows,
            "real": lambda R: _rows_of(R.get("runs", {}), f"{R.get('matrix', '')}: ")}
 
 

@@ -1,4 +1,4 @@
-"""The solver benchmarks of chapter 7: ``python -m eaglebook.bench centralized|sketched|real|ablations``.
+"""The solver benchmarks of chapter 7: ``python -m eaglebook.bench centralized|sketched|real|ablations|grid``.
 
 Each part returns plain data (dicts, lists, floats; JSON as written by ``--json``):
 
@@ -34,7 +34,7 @@ import torch
 from .. import config, tasks
 from ..solver import baselines as bl
 
-PARTS = ("centralized", "sketched", "real", "ablations")
+PARTS = ("centralized", "sketched", "real", "ablations", "grid")
 LEVELS = (1e-2, 1e-6, 1e-12)
 CURVE_POINTS = 300
 #: The package modules whose source decides what the harness measures (their hash is part of the cache key).
@@ -120,6 +120,10 @@ class _Threads:
         torch.set_num_threads(self.old)
 
 
+#: Public names for the benchmark modules of this package (``grid``): the thread pin and the progress bar.
+Threads = _Threads
+
+
 def gemm_rate(n: int, repeats: int = 5) -> float:
     """Measured float64 GEMM rate (flop/s) of torch for n×n @ n×n on this run's threads (median)."""
     a = torch.randn(n, n, dtype=torch.float64)
@@ -188,6 +192,11 @@ def _lstsq_time(A, B, C, ref, repeats=3) -> float:
     return statistics.median(bl.lstsq(A, B, C, reference=ref).elapsed for _ in range(repeats))
 
 
+def bar(it, progress: bool, desc: str):
+    """``it`` with a tqdm progress bar on standard error when ``progress``."""
+    return _bar(it, progress, desc)
+
+
 def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficient=False, seed=0, **extra):
     """Run the registry's method ``name`` (:data:`eaglebook.solver.baselines.REGISTRY`) with the part's limits."""
     return bl.REGISTRY[name].run(A, B, C, reference=ref, target=target, max_iter=S.max_iter, time_limit=S.time_limit,
@@ -195,8 +204,8 @@ def _iterative(name, A, B, C, ref, *, S: config.BenchSizes, target, rank_deficie
 
 
 #: The methods of the κ sweep: every direct and every (unsketched) iterative method of the registry.
-ITERATIVE = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "iterative")
-DIRECT = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "direct")
+ITERATIVE = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "iterative" and "sweep" in m.parts)
+DIRECT = tuple(k for k, m in bl.REGISTRY.items() if m.kind == "direct" and "sweep" in m.parts)
 TODO: dict = {}
 
 
@@ -514,7 +523,8 @@ def run(cfg: BenchConfig, progress: bool = True) -> dict:
     t0 = time.perf_counter()
     with _Threads(cfg.threads):
         env = environment(cfg.threads)
-        fn = {"centralized": centralized, "sketched": sketched, "ablations": ablations}.get(cfg.part)
+        from .grid import grid
+        fn = {"centralized": centralized, "sketched": sketched, "ablations": ablations, "grid": grid}.get(cfg.part)
         if cfg.part == "real":
             res = real(cfg.sizes, cfg.seed, progress, matrix=cfg.matrix)
         else:

@@ -8,7 +8,7 @@ checked by the test suite).
 """
 
 from .certify import CERTIFY
-from .dgd import solve_dgd
+from .dgd import solve_dcg, solve_dgd
 from .diversity import diversity_index
 from .eagle import (DEFAULT_TOL, POWER_MARGIN, RESCALE_BOUNDS, Iterate, Result, iterate, solve, solve_distributed,
                     update)
@@ -20,4 +20,4 @@ from .bench import bench_floor  # noqa: E402  (after .eagle, which it uses)
 
 __all__ = ["Result", "Iterate", "update", "iterate", "solve", "solve_distributed", "lstsq", "LstsqResult",
            "layerwise", "split_columns", "diversity_index", "DEFAULT_TOL", "RESCALE_BOUNDS", "POWER_MARGIN",
-           "STATUSES", "EAGLE_STATUSES", "MEANINGS", "CERTIFY", "bench_floor", "solve_dgd"]
+           "STATUSES", "EAGLE_STATUSES", "MEANINGS", "CERTIFY", "bench_floor", "solve_dgd", "solve_dcg"]

@@ -19,6 +19,10 @@ function               method, and what one *iteration* is
 :func:`randsketch_cg`  sketch-and-precondition: a Gaussian sketch of Aᵀ, its QR as a right
                        preconditioner, then LSQR; one LSQR step (sketch + QR are set-up time)
 :func:`gdpp`           GD++ (chapter 6): l conditioning layers and a one-step read-out; one layer
+:func:`cholesky`       the normal equations by Cholesky on the smaller Gram matrix; direct, 1
+:func:`newton_schulz`  Newton–Schulz (Schulz) iteration Z ← 2Z − Z A Z for A^†; GEMMs only; one step
+:func:`sketch_lsqr`    sketch-and-precondition LSQR on the tall side (Blendenpik/LSRN); one LSQR step
+:func:`eagle_accelerated`  EAGLE with the Polar-Express conditioning step; one round
 =====================  ==============================================================================
 
 **Counting iterations comparably.**  GD, CGLS, LSQR, LSMR, SGD and the LSQR phase of RandSketch+CG
@@ -63,7 +67,8 @@ from .norms import power_norm
 from .status import STATUSES as _VOCABULARY
 
 __all__ = ["Trace", "Method", "REGISTRY", "METHODS", "STATUSES", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr",
-           "lsmr", "sgd", "randsketch_cg", "gdpp", "sigma_max"]
+           "lsmr", "sgd", "randsketch_cg", "gdpp", "sigma_max",
+           "cholesky", "newton_schulz", "sketch_lsqr", "eagle_accelerated", "DTYPES"]
 
 #: The statuses a trace can have (a subset of the package's one vocabulary, :data:`eaglebook.solver.STATUSES`).
 STATUSES = ("direct", "target", "converged", "max_iter", "time_limit", "non_finite", "breakdown")
@@ -166,6 +171,11 @@ class _Problem:
             self.den = float((self.B ** 2).sum()) or 1.0
             self.row_den = np.maximum((self.B ** 2).sum(1), np.finfo(float).tiny)
 
+    @staticmethod
+    def cast(x, dtype: str):
+        """``x`` as a C-contiguous array of ``dtype`` (a no-op for float64)."""
+        return x if dtype == "float64" else np.ascontiguousarray(x, dtype=np.float32)
+
     def row_num(self, x, j: int) -> float:
         """Squared numerator of the monitor for row j of X, given that row x (length d)."""
         if self.monitor == "error":
@@ -192,6 +202,15 @@ def _opts(max_iter, target, tol, time_limit):
         positive("tol", tol)
     if time_limit is not None:
         positive("time_limit", time_limit)
+
+
+DTYPES = ("float64", "float32")
+
+
+def _dtype(dtype) -> str:
+    if dtype not in DTYPES:
+        raise ValueError(f"argument dtype={dtype!r} must be one of {DTYPES}")
+    return dtype
 
 
 def _nonneg(name, v):
@@ -290,13 +309,15 @@ def eagle(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_i
 
 
 # ----------------------------------------------------------------------------------------------- direct
-def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gelsd") -> Trace:
+def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gelsd", dtype="float64") -> Trace:
     """X* = argmin ‖XA − B‖_F by LAPACK least squares on Aᵀ Xᵀ = Bᵀ, then D = X* C (one "iteration").
 
     ``backend``: ``"numpy"`` (``numpy.linalg.lstsq``, LAPACK ``gelsd``), ``"scipy"``
     (``scipy.linalg.lstsq`` with ``driver``), or ``"torch"`` (``torch.linalg.lstsq`` with ``driver``;
-    ``gelsd`` is SVD-based and handles rank-deficient A, as the paper's torch baseline).  The time
-    includes the conversion to the backend's arrays.
+    ``gelsd`` is SVD-based and handles rank-deficient A, as the paper's torch baseline; ``gelsy`` is
+    QR with column pivoting, usually faster).  ``dtype``: ``"float64"`` or ``"float32"`` (computed natively
+    in that precision by SciPy and torch; NumPy's lstsq would silently promote float32, so ``backend="numpy"``
+    with float32 computes in float64 like NumPy).  The time includes the conversion to the backend's arrays.
     """
     backends = ("numpy", "scipy", "torch")
     if backend not in backends:
@@ -304,9 +325,13 @@ def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gel
     drivers = ("gelsd", "gelsy", "gelss")
     if driver not in drivers:
         raise ValueError(f"argument driver={driver!r} must be one of {drivers}")
+    if backend == "numpy" and driver != "gelsd":
+        raise ValueError(f"argument driver={driver!r}: numpy.linalg.lstsq always uses gelsd; pass backend='scipy' "
+                         "or backend='torch' for another driver")
+    dt = _dtype(dtype)
     prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
     rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
-    M, Rhs = prob.A.T, prob.B.T
+    M, Rhs = prob.cast(prob.A.T, dt), prob.cast(prob.B.T, dt)
     if backend == "numpy":
         Xt = np.linalg.lstsq(M, Rhs, rcond=None)[0]
     elif backend == "scipy":
@@ -314,9 +339,10 @@ def lstsq(A, B, C, *, reference=None, monitor=None, backend="numpy", driver="gel
     else:
         Xt = torch.linalg.lstsq(torch.from_numpy(M), torch.from_numpy(Rhs), driver=driver).solution.numpy()
     X = Xt.T
-    D = X @ prob.C
+    D = X @ prob.cast(prob.C, dt)
     rec.step(X=X, D=D)
-    return rec.trace(f"lstsq ({backend})", D, info=dict(backend=backend, driver=driver), status="direct")
+    name = f"lstsq ({backend})" if driver == "gelsd" else f"lstsq ({backend} {driver})"
+    return rec.trace(name, D, info=dict(backend=backend, driver=driver, dtype=dt), status="direct")
 
 
 def svd(A, B, C, *, reference=None, monitor=None, rcond=None) -> Trace:
@@ -333,6 +359,143 @@ def svd(A, B, C, *, reference=None, monitor=None, rcond=None) -> Trace:
     D = X @ prob.C
     rec.step(X=X, D=D)
     return rec.trace("SVD", D, info=dict(rank=int(keep.sum())), status="direct")
+
+
+def cholesky(A, B, C, *, reference=None, monitor=None, dtype="float64") -> Trace:
+    """The normal equations by Cholesky on the smaller Gram matrix (one "iteration").
+
+    d <= n: X* = B Aᵀ (AAᵀ)⁻¹ from the d×d Gram matrix AAᵀ = LLᵀ, then D = X* C.  d > n:
+    D = B (AᵀA)⁻¹ Aᵀ C from the n×n Gram matrix (the overdetermined least-squares problem A Y = C, Y = A^† C).
+    Both equal B A^† C when the Gram matrix is positive definite (A of full rank); its condition number is
+    κ(A)², so the accuracy is about κ(A)²·u, and a rank-deficient or very ill-conditioned A makes the
+    factorisation fail: the trace then has status ``"breakdown"`` and D = 0 (``info["error"]`` says why).
+    Cost: one Gram product (2·min(d, n)²·max(d, n) flops; a GEMM) and a Cholesky of min(d, n)³/3.
+    """
+    dt = _dtype(dtype)
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    rec = _Recorder(prob, target=None, tol=None, max_iter=1, time_limit=None)
+    A_, B_, C_ = prob.cast(prob.A, dt), prob.cast(prob.B, dt), prob.cast(prob.C, dt)
+    side = "left" if prob.d <= prob.n else "right"
+    info = dict(dtype=dt, gram=side)
+    try:
+        if side == "left":                       # X (AAᵀ) = B Aᵀ
+            F = scipy.linalg.cho_factor(A_ @ A_.T, check_finite=False)
+            D = scipy.linalg.cho_solve(F, A_ @ B_.T, check_finite=False).T @ C_
+        else:                                    # (AᵀA) Y = Aᵀ C, D = B Y
+            F = scipy.linalg.cho_factor(A_.T @ A_, check_finite=False)
+            D = B_ @ scipy.linalg.cho_solve(F, A_.T @ C_, check_finite=False)
+        status = "direct" if np.isfinite(D).all() else "non_finite"
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError) as e:
+        D, status = np.zeros((prob.dp, prob.np_)), "breakdown"
+        info["error"] = f"the Gram matrix is not numerically positive definite ({e})"
+    rec.step(D=D)
+    return rec.trace("Cholesky (normal eq.)", D, info=info, status=status)
+
+
+def newton_schulz(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=200, time_limit=None,
+                  power_iters=10, seed=0, dtype="float64") -> Trace:
+    """The Newton–Schulz (Schulz, Ben-Israel–Cohen) iteration for the pseudo-inverse, GEMMs only.
+
+    Z₀ = α Aᵀ with α = 1/(1.05 σ̂)² (σ̂ ≈ ‖A‖₂ from ``power_iters`` power iterations: set-up time), then
+    Z_{k+1} = 2Z_k − Z_k (A Z_k) (d <= n: the d×d product A Z_k) or 2Z_k − (Z_k A) Z_k (d > n: n×n);
+    Z_k → A^† (for any rank: from αAᵀ the iterates stay in the row space), the error in direction i
+    falls like (1 − ασ_i²)^(2^k): about log₂(κ²) iterations to start, then quadratic.  D_k = B Z_k C.
+    Two GEMMs of 2·min(d, n)²·max(d, n) flops per iteration, the same as one EAGLE UPDATE; it needs the
+    whole pseudo-inverse (n×d) where EAGLE carries only d'×n and d×n' blocks besides A.  ``tol``: the
+    change rule on D (module doc).
+    """
+    _opts(max_iter, target, tol, time_limit)
+    int_in("power_iters", power_iters, 1)
+    dt = _dtype(dtype)
+    t0 = time.perf_counter()
+    prob = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    rec = _Recorder(prob, target=target, tol=tol, max_iter=max_iter, time_limit=time_limit, t0=t0)
+    A_, B_ = prob.cast(prob.A, dt), prob.cast(prob.B, dt)
+    s, _ = sigma_max(prob.A, power_iters, seed=seed)
+    alpha = 1.0 / (1.05 * s) ** 2 if s > 0 else 0.0
+    Z = (alpha * A_.T).astype(A_.dtype)               # n×d
+    left = prob.d <= prob.n
+    rec.mark_setup()
+    while True:
+        Z = 2 * Z - Z @ (A_ @ Z) if left else 2 * Z - (Z @ A_) @ Z
+        if rec.step(X=B_ @ Z):
+            break
+    return rec.trace("Newton–Schulz (A⁺)", (B_ @ Z) @ prob.cast(prob.C, dt),
+                     info=dict(alpha=alpha, sigma_hat=s, dtype=dt, gram="left" if left else "right"))
+
+
+def sketch_lsqr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=10_000, time_limit=None,
+                oversample=2.0, seed=0) -> Trace:
+    """Sketch-and-precondition LSQR (Blendenpik / LSRN style) on the *tall* side of the problem.
+
+    B A^† C can be computed from either least-squares problem: min ‖XA − B‖ (the matrix Aᵀ, n×d) or
+    min ‖A Y − C‖ (the matrix A, d×n; D = B Y).  This solver takes the one whose matrix is tall (d > n:
+    A Y = C with the n' columns of C; d < n: Aᵀ Xᵀ = Bᵀ, as :func:`randsketch_cg`): a Gaussian sketch with
+    m = ⌈oversample·k⌉ rows (k the short side) of the tall matrix, the pivoted QR of the sketch as a right
+    preconditioner, then LSQR.  It needs m < the tall side (a sketch smaller than the matrix): otherwise
+    (square problems, or oversample too large) it raises ``ValueError``; use :func:`randsketch_cg` there.
+    With full column rank of the tall matrix both sides give B A^† C.
+    """
+    _opts(max_iter, target, tol, time_limit)
+    oversample = positive("oversample", oversample)
+    if oversample < 1:
+        raise ValueError(f"argument oversample={oversample!r} must be >= 1")
+    prob0 = _Problem(A, B, C, reference, _monitor(monitor, reference))
+    d, n = prob0.d, prob0.n
+    short, tall = min(d, n), max(d, n)
+    m = int(math.ceil(oversample * short))
+    if m >= tall:
+        raise ValueError(f"sketch-and-precondition needs a tall problem: the sketch has ⌈{oversample:g}·{short}⌉ = {m} "
+                         f"rows, not fewer than the {tall} rows of the tall side (A is {d}×{n}); use randsketch_cg or a "
+                         "direct solver for square problems")
+    if d < n:
+        tr = randsketch_cg(A, B, C, reference=reference, monitor=monitor, target=target, tol=tol, max_iter=max_iter,
+                           time_limit=time_limit, oversample=oversample, seed=seed)
+        tr.method = "Sketch+LSQR"
+        tr.info["side"] = "XA = B"
+        return tr
+    if prob0.monitor == "residual":
+        raise ValueError("argument monitor='residual' (‖XA − B‖) is not available on the A Y = C side (d > n)")
+    # d > n: min ‖A Y − C‖ column by column; the monitor is on D = B Y, i.e. row j of the trace's X is a
+    # column of Y.  Run it as the transposed completion: Aᵀ → A, B ↔ Cᵀ (D = B A^† C ⇔ Dᵀ = Cᵀ (Aᵀ)^† Bᵀ).
+    ref_t = None if prob0.ref is None else prob0.ref.T
+    tr = randsketch_cg(prob0.A.T, prob0.C.T, prob0.B.T, reference=ref_t, monitor=monitor, target=target, tol=tol,
+                       max_iter=max_iter, time_limit=time_limit, oversample=oversample, seed=seed)
+    tr.D = np.ascontiguousarray(tr.D.T)
+    tr.method = "Sketch+LSQR"
+    tr.info["side"] = "AY = C"
+    return tr
+
+
+def eagle_accelerated(A, B, C, *, reference=None, monitor=None, target=None, max_iter=200, time_limit=None,
+                      conditioning="polar-express", seed=0, dtype="float64", tol=None) -> Trace:
+    """EAGLE with an accelerated conditioning step (``eaglebook.solve(..., conditioning=...)``;
+    :mod:`eaglebook.solver.accelerated`), traced: the error per round comes from the solver's own
+    ``rel_error`` (so the trace needs a reference and ``monitor="error"``); the time per round is the solve's
+    wall time split evenly over its rounds (every round costs the same).  ``target`` truncates the trace at the
+    first round that meets it, as for GD++."""
+    from .eagle import solve as _solve
+    _opts(max_iter, target, tol, time_limit)
+    dt = _dtype(dtype)
+    mon = _monitor(monitor, reference)
+    if mon not in (None, "error"):
+        raise ValueError(f"argument monitor={monitor!r}: the accelerated EAGLE trace supports only the error monitor")
+    prob = _Problem(A, B, C, reference, mon)
+    A_, B_, C_ = (prob.cast(x, dt) for x in (prob.A, prob.B, prob.C))
+    t0 = time.perf_counter()
+    res = _solve(A_, B_, C_, conditioning=conditioning, max_iter=max_iter, seed=seed, tol=tol,
+                 reference=prob.ref, certify="none")
+    elapsed = time.perf_counter() - t0
+    L = res.iterations
+    times = elapsed * np.arange(1, L + 1) / L
+    values = None if res.rel_error is None else np.asarray(res.rel_error, dtype=np.float64)
+    status = {"converged": "converged", "max_iter": "max_iter", "non_finite": "non_finite"}.get(res.status, "breakdown")
+    if target is not None and values is not None and (values <= target).any():
+        L, status = int(np.flatnonzero(values <= target)[0]) + 1, "target"
+    return Trace(f"EAGLE ({conditioning})", np.asarray(res.D, dtype=np.float64), L, status, float(times[L - 1]), 0.0,
+                 times[:L], None if values is None else values[:L], mon, 0.0,
+                 info=dict(conditioning=conditioning, dtype=dt, timing="one solve, split evenly over its rounds",
+                           solver_status=res.status))
 
 
 # ----------------------------------------------------------------------------------------------- gradient methods
@@ -711,6 +874,10 @@ class Method:
     seeded: bool = False
     ridge: bool = False
     stops: bool = True
+    parts: tuple = ("sweep",)              # which harness parts run it ("sweep": chapter 7's κ sweep, "grid": the grid)
+    shapes: tuple = ("square", "tall", "wide")   # which problem shapes it applies to
+    dtyped: bool = False                   # takes ``dtype`` ("float64" / "float32"); otherwise float64 only
+    timed: bool = True                     # its trace times are per iteration (False: a solve split evenly)
 
     def run(self, A, B, C, *, reference=None, monitor=None, target=None, max_iter=None, time_limit=None, seed=0,
             rank_deficient=False, **extra) -> Trace:
@@ -731,6 +898,10 @@ class Method:
             kw["seed"] = seed
         if self.ridge:
             kw["ridge"] = 1e-3 if rank_deficient else 0.0
+        if "dtype" in kw and not self.dtyped and kw["dtype"] != "float64":
+            raise ValueError(f"method {self.name!r} computes in float64 only, got dtype={kw['dtype']!r}")
+        if not self.dtyped:
+            kw.pop("dtype", None)
         return self.fn(A, B, C, **kw)
 
 
@@ -739,8 +910,9 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("lstsq (numpy)", lstsq, "direct", dict(backend="numpy"), stops=False),
     Method("lstsq (scipy)", lstsq, "direct", dict(backend="scipy"), stops=False),
     Method("lstsq (torch)", lstsq, "direct", dict(backend="torch"), stops=False),
-    Method("SVD", svd, "direct", stops=False),
-    Method("EAGLE", eagle, "iterative", dict(tol=1e-14), seeded=True),   # its own rule too: stop when D stagnates
+    Method("SVD", svd, "direct", stops=False, parts=("sweep", "grid")),
+    Method("EAGLE", eagle, "iterative", dict(tol=1e-14), seeded=True,    # its own rule too: stop when D stagnates
+           parts=("sweep", "grid")),
     Method("GD", gd, "iterative", seeded=True, ridge=True),
     Method("CG", cgls, "iterative"),
     Method("LSQR", lsqr, "iterative"),
@@ -748,10 +920,19 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     Method("RandSketch+CG", randsketch_cg, "iterative", seeded=True),
     Method("GD++", gdpp, "iterative", dict(layers=60), seeded=True, stops=False),
     Method("SGD", sgd, "sketched", seeded=True, ridge=True),
+    # the solver-choice grid (issue 23): more direct drivers, GEMM-only competitors, sketch-and-precondition
+    Method("gelsy", lstsq, "direct", dict(backend="scipy", driver="gelsy"), stops=False, parts=("grid",), dtyped=True),
+    Method("gelsd", lstsq, "direct", dict(backend="scipy", driver="gelsd"), stops=False, parts=("grid",), dtyped=True),
+    Method("Cholesky", cholesky, "direct", stops=False, parts=("grid",), dtyped=True),
+    Method("Newton–Schulz", newton_schulz, "iterative", dict(tol=1e-14), seeded=True, parts=("grid",), dtyped=True),
+    Method("EAGLE (polar-express)", eagle_accelerated, "iterative", dict(conditioning="polar-express"), seeded=True,
+           parts=("grid",), dtyped=True, timed=False),
+    Method("Sketch+LSQR", sketch_lsqr, "iterative", seeded=True, parts=("grid",), shapes=("tall", "wide")),
 )}
 
 #: name → function (the registry's functions).
 METHODS: dict[str, Callable[..., Trace]] = {
     "EAGLE": eagle, "lstsq": lstsq, "SVD": svd, "GD": gd, "CG": cgls, "LSQR": lsqr, "LSMR": lsmr, "SGD": sgd,
-    "RandSketch+CG": randsketch_cg, "GD++": gdpp,
+    "RandSketch+CG": randsketch_cg, "GD++": gdpp, "Cholesky": cholesky, "Newton–Schulz": newton_schulz,
+    "Sketch+LSQR": sketch_lsqr, "EAGLE (polar-express)": eagle_accelerated,
 }

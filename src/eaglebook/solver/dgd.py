@@ -23,7 +23,7 @@ from .engine import DEFAULT_TOL
 from .norms import power_norm
 from .result import Result
 
-__all__ = ["solve_dgd"]
+__all__ = ["solve_dgd", "solve_dcg"]
 
 
 def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None, atol: float = 0.0,
@@ -86,6 +86,88 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
             break
         if fro <= atol + tol * float(torch.linalg.matrix_norm(D, "fro")):
             status = "converged"
+            break
+    return Result(D=to_output(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
+                  delta=np.asarray(deltas), error=np.asarray(errs) if ref is not None else None,
+                  rel_error=np.asarray(rels) if ref is not None else None, machines=M,
+                  floats_per_round=dp * d if M > 1 else 0, communication=ell * (dp * d if M > 1 else 0))
+
+
+def solve_dcg(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None, atol: float = 0.0,
+              max_iter: int = 10_000, reference=None, target: float | None = None) -> Result:
+    """Distributed conjugate gradients on the normal equations X (Σ_μ A^μA^{μᵀ}) = Σ_μ B^μA^{μᵀ}, simulated
+    in one process; single matrices (no batch); returns a :class:`eaglebook.solver.Result`.
+
+    The centre (or every machine: the state is small and replicated) holds X, the residual R and the search
+    direction P (each d'×d).  One round: machine μ computes P (A^μA^{μᵀ}) from its own columns and the d'·d
+    products are summed by one all-reduce (the same message as distributed GD's gradient); α, β and the new
+    X, R, P follow from the sum without further communication (the d' rows are d' independent CG runs).  The
+    right-hand side Σ_μ B^μA^{μᵀ} costs one more all-reduce of d'·d floats before the first round.  From X = 0
+    the iterates stay in the row space of Aᵀ, so CG converges to the minimum-norm B A^† (in exact arithmetic
+    in at most rank(A) rounds; in floating point its rounds grow like κ(A), the square root of κ(AAᵀ)).
+
+    The stopping rules, statuses and ``floats_per_round`` (d'·d) are those of :func:`solve_dgd`; a row whose
+    search direction vanishes stops moving (``"breakdown"`` when every row has).
+    """
+    M = len(A_blocks)
+    if M < 1 or len(B_blocks) != M:
+        raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
+    int_in("max_iter", max_iter, 1)
+    if target is not None:
+        positive("target", target)
+        if reference is None:
+            raise ValueError("argument target needs a reference")
+    named = {f"A_blocks[{i}]": a for i, a in enumerate(A_blocks)} | {f"B_blocks[{i}]": b for i, b in enumerate(B_blocks)}
+    ts, io = prepare(named | {"C": C}, {"reference": reference} if reference is not None else None)
+    As = [ts[f"A_blocks[{i}]"] for i in range(M)]
+    Bs = [ts[f"B_blocks[{i}]"] for i in range(M)]
+    Ct = ts["C"]
+    if any(a.ndim != 2 for a in As) or Ct.ndim != 2:
+        raise ValueError("solve_dcg takes single matrices (no batch dimension)")
+    d, dp = As[0].shape[0], Bs[0].shape[0]
+    tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
+    ref = ts.get("reference")
+    ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
+    grams = [a @ a.T for a in As]                       # each machine's d×d Gram matrix, formed once
+    R = sum(b @ a.T for a, b in zip(As, Bs))            # the set-up all-reduce: Σ B^μ A^{μᵀ} (X = 0)
+    X = torch.zeros((dp, d), dtype=Ct.dtype)
+    P = R.clone()
+    rr = (R * R).sum(-1)
+    tiny = torch.finfo(Ct.dtype).tiny
+    D = X @ Ct
+    deltas, errs, rels = [], [], []
+    status, ell = "max_iter", 0
+    while ell < max_iter:
+        Q = sum(P @ g for g in grams)                   # the round's one all-reduce (d'·d floats per machine)
+        pq = (P * Q).sum(-1)
+        live = (pq > tiny) & (rr > tiny)
+        alpha = torch.where(live, rr / torch.where(live, pq, torch.ones_like(pq)), torch.zeros_like(pq))
+        X = X + alpha[:, None] * P
+        R = R - alpha[:, None] * Q
+        rr_new = (R * R).sum(-1)
+        beta = torch.where(live, rr_new / torch.where(live, rr, torch.ones_like(rr)), torch.zeros_like(rr))
+        P = R + beta[:, None] * P
+        rr = rr_new
+        D_new = X @ Ct
+        ell += 1
+        fro = float(torch.linalg.matrix_norm(D_new - D, "fro"))
+        D = D_new
+        deltas.append(fro)
+        if ref is not None:
+            sq = float(((D.to(torch.float64) - ref) ** 2).sum())
+            errs.append(sq)
+            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else 0.0)
+        if not bool(torch.isfinite(D).all()):
+            status = "non_finite"
+            break
+        if target is not None and rels[-1] <= target:
+            status = "target"
+            break
+        if fro <= atol + tol * float(torch.linalg.matrix_norm(D, "fro")):
+            status = "converged"
+            break
+        if not bool(live.any()):
+            status = "breakdown"
             break
     return Result(D=to_output(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
                   delta=np.asarray(deltas), error=np.asarray(errs) if ref is not None else None,

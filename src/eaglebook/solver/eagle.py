@@ -281,7 +281,8 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
           max_iter: int = 1000, seed=0, eta: float = 1 / 3, gamma: float = 1.0,
           rho: str | Callable = "power", rho_scale: float = 1.0, power_iters: int = 5,
           rho_pool: str = "instance", sketch_kind: str = "columns", redraw: bool = True,
-          rescale: bool = True, reference=None, rcond: float | None = None, certify: str = "gemm") -> Result:
+          rescale: bool = True, reference=None, rcond: float | None = None, certify: str = "gemm",
+          conditioning: str = "cubic") -> Result:
     """Complete D ≈ B A^† C with EAGLE on one machine (Algorithm 1 with M = 1).
 
     Parameters
@@ -345,6 +346,15 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
         matrix anywhere in the solve.  ``"svd"``: one SVD of A_ℓ per check (and one of A for the sketched
         regime's consistency test), exact.  ``"none"``: the change rule alone (``converged`` then is not
         certified against rank deficiency).
+    conditioning : the conditioning step of A and B.  ``"cubic"`` (default): Algorithm 1's
+        A ← A − ηρAAᵀA with the paper's C/D step.  ``"polar-express"`` or ``"quintic"`` (beyond the paper,
+        :mod:`eaglebook.solver.accelerated`): an odd-polynomial step A ← A q(AᵀA), B ← B q(AᵀA) (the cushioned
+        Polar-Express minimax quintic, or the fixed quintic Newton–Schulz step) with the D accumulation
+        re-derived for it (a Chebyshev prediction step C ← C − AAᵀX, D ← D + BAᵀX), so that the invariant
+        D_ℓ + B_ℓA_ℓ^†C_ℓ = B A^† C holds as for the cubic step.  Centralized only (``sketch=None``), with
+        the default eta, gamma, rho, rho_scale, rho_pool, sketch_kind, redraw and rescale (those belong to the
+        cubic step); ``certify="svd"`` is not offered (``"gemm"`` waits for the step's tracked spectral floor,
+        ``"none"`` is the change rule alone).  The result's ``level`` is nan and ``checks`` 0.
 
     Returns
     -------
@@ -357,11 +367,49 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
     [1, n], tol <= 0, max_iter < 1, eta or gamma <= 0, an unknown rho / rho_pool / sketch_kind / certify,
     non-bool redraw or rescale, a tensor that requires grad, or an unsupported array type.
     """
+    conditioning = _choice("conditioning", conditioning, CONDITIONINGS)
+    if conditioning != "cubic":
+        return _solve_accelerated(A, B, C, conditioning=conditioning, sketch=sketch, tol=tol, atol=atol,
+                                  max_iter=max_iter, seed=seed, reference=reference, rcond=rcond, certify=certify,
+                                  cubic_only=dict(eta=(eta, 1 / 3), gamma=(gamma, 1.0), rho=(rho, "power"),
+                                                  rho_scale=(rho_scale, 1.0), rho_pool=(rho_pool, "instance"),
+                                                  sketch_kind=(sketch_kind, "columns"), redraw=(redraw, True),
+                                                  rescale=(rescale, True)))
     P = setup([A], [B], C, None, ("A", "B"), sketch=sketch, sketch_kind=sketch_kind, redraw=redraw, eta=eta,
               gamma=gamma, rho=rho, rho_scale=rho_scale, power_iters=power_iters, rho_pool=rho_pool,
               max_iter=max_iter, tol=tol, atol=atol, rescale=rescale, seed=seed, reference=reference, rcond=rcond,
               certify=certify)
     return _solve(P, tol=tol, atol=atol, max_iter=max_iter, rcond=rcond, certify=certify, seed=seed)
+
+
+#: The conditioning steps of :func:`solve` (``"cubic"``: Algorithm 1; the others: :mod:`.accelerated`).
+CONDITIONINGS = ("cubic", "polar-express", "quintic")
+
+
+def _solve_accelerated(A, B, C, *, conditioning, sketch, tol, atol, max_iter, seed, reference, rcond, certify,
+                       cubic_only) -> Result:
+    """:func:`solve` with an accelerated conditioning step: :func:`eaglebook.solver.accelerated.solve`, its
+    result as a :class:`Result`."""
+    from . import accelerated
+    if sketch is not None:
+        raise ValueError(f"argument sketch={sketch!r}: conditioning={conditioning!r} is centralized only "
+                         "(use the cubic step for the sketched regime)")
+    for name, (v, default) in cubic_only.items():
+        if not (v is default or (type(v) is type(default) and v == default)):
+            raise ValueError(f"argument {name}={v!r} belongs to the cubic step; conditioning={conditioning!r} "
+                             f"takes only its default {default!r}")
+    certify = _choice("certify", certify, CERTIFY)
+    if certify == "svd":
+        raise ValueError(f"argument certify='svd' is not offered with conditioning={conditioning!r}; use 'gemm' "
+                         "(the step's tracked spectral floor) or 'none'")
+    r = accelerated.solve(A, B, C, step=conditioning, tol=tol, atol=atol, max_iter=max_iter, seed=seed,
+                          reference=reference, rcond=rcond, certify=certify == "gemm")
+    err = None
+    if r.rel_error is not None:
+        ref = np.asarray(reference.detach().cpu() if isinstance(reference, torch.Tensor) else reference, dtype=np.float64)
+        err = r.rel_error ** 2 * float((ref ** 2).sum()) / max(ref.size // max(ref.shape[-1] * ref.shape[-2], 1), 1)
+    return Result(D=r.D, iterations=r.iterations, converged=r.converged, status=r.status, delta=r.delta, error=err,
+                  rel_error=r.rel_error, statuses=r.statuses, certify=certify)
 
 
 def solve_distributed(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None,

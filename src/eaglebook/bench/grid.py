@@ -1,0 +1,330 @@
+"""The solver-choice grid of chapter 7 (``python -m eaglebook.bench grid``): which method to use, by shape,
+condition number, precision and thread count, from timings that survive a shared CPU.
+
+Jobs (each a set of problems; every problem is ``tasks.make_problem``'s, with the exact completion D = W C
+as the reference):
+
+* ``square``: n = d over ``grid_ns`` at κ = 1e4, float64, one thread; the cost exponent of each method
+  (log–log slope of its time against n) and EAGLE's time against its flop model (iterations × the UPDATE's
+  flops ÷ the GEMM rate measured in the same run);
+* ``tall`` (d = 8k rows, n = k columns) and ``wide`` (d = k, n = 8k) over ``grid_tall_ns`` (k) at κ = 1e4:
+  sketch-and-precondition LSQR joins there (it needs a sketch smaller than the matrix);
+* ``kappa``: n = d = ``grid_kappa_n`` at κ in ``grid_kappas`` (default 1e2, 1e4, 1e8, 1e12): iterations of
+  EAGLE and of its accelerated variant (``conditioning="polar-express"``) to 1e-6 and 1e-12, and every
+  method's time to the target;
+* ``precision``: float64 against float32 at n = ``grid_precision_n``, κ = 1e2, both to the same target 1e-4;
+* ``threads``: one thread against all cores (``os.cpu_count()``) at n = ``grid_precision_n``, κ = 1e4.
+
+**Timing.**  For each problem every method first runs once *traced* (its error after every iteration, against
+the exact completion): that gives its iterations k to the target and whether it gets there.  Then the methods
+that got there are timed *bare* (k iterations, no monitor; direct methods: one solve) with
+:func:`eaglebook.timing.interleaved` (``grid_repeats`` interleaved repeats): median, min–max, and the paired
+ratio to EAGLE and to the fastest method with its range; :class:`eaglebook.timing.Ratio` gives the verdict
+("within noise" unless every paired ratio lies beyond 1 ± 5 %).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import numpy as np
+
+from .. import config, tasks, timing
+from ..solver import baselines as bl
+
+#: The methods of the grid: the registry's entries for the part "grid" (EAGLE first), by the shapes they apply to.
+_GRID = tuple(sorted((k for k, m in bl.REGISTRY.items() if "grid" in m.parts),
+                     key=lambda k: (not k.startswith("EAGLE"), bl.REGISTRY[k].kind != "iterative")))
+SQUARE = tuple(k for k in _GRID if "square" in bl.REGISTRY[k].shapes)
+#: On tall and wide problems sketch-and-precondition joins.
+RECTANGULAR = tuple(k for k in _GRID if "tall" in bl.REGISTRY[k].shapes)
+ITERATIVE = ("EAGLE", "EAGLE (polar-express)", "Newton–Schulz", "Sketch+LSQR")
+TALL_FACTOR = 8
+LEVELS = (1e-6, 1e-12)
+#: The common target of the float64-against-float32 job (float32 cannot reach 1e-6 reliably).
+PRECISION_TARGET = 1e-4
+
+
+def _first_below(values, level):
+    if values is None:
+        return None
+    hit = np.flatnonzero(np.asarray(values) <= level)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def _cast(x, dtype):
+    return np.ascontiguousarray(x, dtype=np.float32 if dtype == "float32" else np.float64)
+
+
+def _solve_fns(conditioning: str, A, B, C, ref, dtype, seed):
+    """Traced and bare runs of ``eaglebook.solve`` (EAGLE or its accelerated variant)."""
+    import eaglebook
+    A_, B_, C_ = (_cast(x, dtype) for x in (A, B, C))
+
+    def traced(target):
+        r = eaglebook.solve(A_, B_, C_, conditioning=conditioning, reference=ref, seed=seed)
+        return dict(values=np.asarray(r.rel_error, dtype=np.float64), iterations=r.iterations, status=r.status,
+                    final=float(r.rel_error[-1]))
+
+    def bare(k):
+        return lambda: eaglebook.solve(A_, B_, C_, conditioning=conditioning, max_iter=k, tol=1e-300, certify="none",
+                                       seed=seed)
+    return traced, bare
+
+
+def _trace_fns(name: str, A, B, C, ref, dtype, seed, max_iter, time_limit):
+    """(traced(target) -> dict, bare(k) -> callable) for method ``name`` of the grid."""
+    if name in ("EAGLE", "EAGLE (polar-express)"):
+        return _solve_fns("cubic" if name == "EAGLE" else "polar-express", A, B, C, ref, dtype, seed)
+    m = bl.REGISTRY[name]
+    kw = dict(dtype=dtype) if m.dtyped else {}
+    if dtype != "float64" and not m.dtyped:
+        return None
+    if m.kind == "direct":
+        def traced(target):
+            tr = m.run(A, B, C, reference=ref, **kw)
+            return dict(values=tr.values, iterations=1, status=tr.status, final=tr.final)
+        return traced, (lambda k: (lambda: m.run(A, B, C, **kw)))
+
+    def traced(target):
+        tr = m.run(A, B, C, reference=ref, target=target, max_iter=max_iter, time_limit=time_limit, seed=seed, **kw)
+        return dict(values=tr.values, iterations=tr.iterations, status=tr.status, final=tr.final)
+
+    def bare(k):
+        if name == "Newton–Schulz":
+            return lambda: bl.newton_schulz(A, B, C, max_iter=k, seed=seed, **kw)
+        return lambda: m.fn(A, B, C, max_iter=k, seed=seed, **{**m.options, **kw})
+    return traced, bare
+
+
+def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "float64", seed: int = 0,
+            max_iter: int = 2000, time_limit: float = 60.0, levels=LEVELS, threads=None, variants=None) -> dict:
+    """One problem: every method traced once, then the ones that reach ``target`` timed bare, interleaved.
+
+    ``variants`` (optional) replaces ``methods``/``dtype``: a list of (label, method, dtype, threads), all timed
+    in one interleaved block, so that e.g. float64 and float32 (or 1 and all threads) of a method are paired."""
+    from .harness import Threads
+    ref = np.asarray(D, dtype=np.float64)
+    if variants is None:
+        variants = [(name, name, dtype, threads) for name in methods]
+    runs, fns = {}, {}
+    for label, name, dt, th in variants:
+        f = _trace_fns(name, A, B, C, ref, dt, seed, max_iter, time_limit)
+        if f is None:
+            continue
+        traced, bare = f
+        with Threads(th or 1):
+            t = traced(min(tuple(levels) + (target,)))
+        k = _first_below(t["values"], target)
+        rec = dict(method=name, dtype=dt, threads=th or 1, status=t["status"], final=t["final"],
+                   iterations_run=t["iterations"], iterations=k,
+                   to={f"{lv:g}": _first_below(t["values"], lv) for lv in levels})
+        if bl.REGISTRY.get(name) is not None and bl.REGISTRY[name].kind == "direct":
+            rec["iterations"] = 1 if k is not None else None
+        runs[label] = rec
+        if rec["iterations"] is not None:
+            fns[label] = _pinned(bare(rec["iterations"]), th or 1)
+    # the traced run just before warmed every method up
+    tm = timing.interleaved(fns, repeats, warmup=0, threads=threads) if fns else None
+    for label, rec in runs.items():
+        if tm is None or label not in fns:
+            rec.update(median=None, spread=None, seconds=None)
+            continue
+        rec.update(median=tm.median(label), spread=list(tm.spread(label)), seconds=list(tm.seconds[label]))
+    out = dict(target=target, dtype=dtype, repeats=repeats, runs=runs,
+               machine=None if tm is None else dict(before=tm.before, after=tm.after))
+    out.update(compare(runs))
+    return out
+
+
+def _pinned(fn, threads: int):
+    from .harness import Threads
+
+    def run():
+        with Threads(threads):
+            return fn()
+    return run
+
+
+def subset(rec: dict, keep) -> dict:
+    """The runs of ``rec`` whose label passes ``keep``, relabelled by method, with :func:`compare` redone."""
+    runs = {v["method"]: v for k, v in rec["runs"].items() if keep(k, v)}
+    out = {k: v for k, v in rec.items() if k not in ("runs",)}
+    out["runs"] = runs
+    out.update(compare(runs))
+    return out
+
+
+def _ratio(runs, a, b) -> dict | None:
+    if runs.get(a, {}).get("seconds") is None or runs.get(b, {}).get("seconds") is None:
+        return None
+    r = timing.ratio(runs[a]["seconds"], runs[b]["seconds"], a, b)
+    return dict(median=r.median, lo=r.lo, hi=r.hi, repeats=r.repeats, verdict=r.verdict, decided=r.decided)
+
+
+def compare(runs: dict) -> dict:
+    """The fastest method by median, the runner-up, the paired ratio runner-up ÷ fastest (its verdict), and
+    each method's paired ratio to EAGLE."""
+    timed = sorted((k for k, v in runs.items() if v.get("median") is not None), key=lambda k: runs[k]["median"])
+    out = dict(order=timed, fastest=timed[0] if timed else None, runner_up=timed[1] if len(timed) > 1 else None)
+    out["margin"] = _ratio(runs, out["runner_up"], out["fastest"]) if out["runner_up"] else None
+    out["vs_eagle"] = {k: _ratio(runs, k, "EAGLE") for k in timed if k != "EAGLE"} if "EAGLE" in timed else {}
+    return out
+
+
+def slope(ns, ts) -> float | None:
+    """Least-squares slope of log t against log n (None with fewer than two finite points)."""
+    pts = [(math.log(n), math.log(t)) for n, t in zip(ns, ts) if t is not None and t > 0]
+    if len(pts) < 2:
+        return None
+    x, y = np.array(pts).T
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def _problem(shape: str, k: int, kappa: float, rng):
+    n, d = {"square": (k, k), "tall": (k, TALL_FACTOR * k), "wide": (TALL_FACTOR * k, k)}[shape]
+    return tasks.make_problem(n, d, rank=min(n, d), kappa=kappa, rng=rng)
+
+
+def _series(shape, ks, S, rng, seed, progress, bar) -> dict:
+    methods = SQUARE if shape == "square" else RECTANGULAR
+    rows = []
+    for k in bar(ks, progress, f"grid: {shape}"):
+        A, B, C, D = _problem(shape, k, 1e4, rng)
+        row = measure(A, B, C, D, methods, target=S.grid_target, repeats=S.grid_repeats, seed=seed,
+                      time_limit=S.grid_time_limit, threads=1)
+        row.update(k=k, d=A.shape[0], n=A.shape[1], kappa=1e4, shape=shape)
+        rows.append(row)
+    exps = {m: slope([r["k"] for r in rows], [r["runs"].get(m, {}).get("median") for r in rows]) for m in methods}
+    return dict(rows=rows, exponents=exps, methods=list(methods))
+
+
+def flop_model(rows, gemm_rates) -> list:
+    """EAGLE's and the accelerated variant's measured time against their flop models (square rows)."""
+    from ..solver import accelerated as acc
+    from .harness import eagle_flops
+    out = []
+    for r, rate in zip(rows, gemm_rates):
+        d, n = r["d"], r["n"]
+        e, p = r["runs"]["EAGLE"], r["runs"]["EAGLE (polar-express)"]
+        fe = eagle_flops(d, n, 2, 2)
+        fp = acc.flops_per_round(d, n, 2, 2)["total"]
+        row = dict(n=n, gemm_rate=rate, eagle_flops_per_iteration=fe, pe_flops_per_round=fp)
+        for key, rec, f in (("eagle", e, fe), ("pe", p, fp)):
+            if rec.get("median") is not None:
+                model = rec["iterations"] * f / rate
+                row[key] = dict(iterations=rec["iterations"], measured=rec["median"], model=model,
+                                measured_over_model=rec["median"] / model)
+            else:
+                row[key] = None
+        out.append(row)
+    return out
+
+
+def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
+    """All jobs of the module docstring; plain data."""
+    from .harness import bar, gemm_rate
+    rng = np.random.default_rng(seed + 23)
+    out = dict(target=S.grid_target, repeats=S.grid_repeats, tall_factor=TALL_FACTOR)
+    # square, tall, wide series
+    out["square"] = _series("square", S.grid_ns, S, rng, seed, progress, bar)
+    out["square"]["gemm_rate"] = [gemm_rate(n) for n in S.grid_ns]
+    out["square"]["flop_model"] = flop_model(out["square"]["rows"], out["square"]["gemm_rate"])
+    out["tall"] = _series("tall", S.grid_tall_ns, S, rng, seed, progress, bar)
+    out["wide"] = _series("wide", S.grid_tall_ns, S, rng, seed, progress, bar)
+    # the κ sweep: iterations of EAGLE and the accelerated variant to 1e-6 and 1e-12, every method's time
+    rows = []
+    for kappa in bar(S.grid_kappas, progress, "grid: κ sweep"):
+        A, B, C, D = _problem("square", S.grid_kappa_n, kappa, rng)
+        row = measure(A, B, C, D, SQUARE, target=S.grid_target, repeats=S.grid_repeats, seed=seed,
+                      time_limit=S.grid_time_limit, threads=1)
+        row.update(k=S.grid_kappa_n, d=A.shape[0], n=A.shape[1], kappa=kappa, shape="square")
+        rows.append(row)
+    out["kappa"] = dict(rows=rows, n=S.grid_kappa_n)
+    # precision: float64 and float32 to the same target (κ = 1e2), in one interleaved block (paired ratios)
+    n = S.grid_precision_n
+    A, B, C, D = _problem("square", n, 1e2, rng)
+    both = measure(A, B, C, D, SQUARE, target=PRECISION_TARGET, repeats=S.grid_repeats, seed=seed,
+                   time_limit=S.grid_time_limit, threads=1, levels=(),
+                   variants=[(f"{m} [{dt}]", m, dt, 1) for m in SQUARE for dt in ("float64", "float32")])
+    prec = {dt: subset(both, lambda k, v, dt=dt: v["dtype"] == dt) for dt in ("float64", "float32")}
+    for dt in prec:
+        prec[dt].update(k=n, d=n, n=n, kappa=1e2, shape="square", dtype=dt)
+    prec["f32_over_f64"] = {m: _ratio(both["runs"], f"{m} [float32]", f"{m} [float64]") for m in SQUARE}
+    prec["machine"] = both["machine"]
+    out["precision"] = prec
+    # threads: one against all cores, in one interleaved block
+    cores = os.cpu_count() or 1
+    A, B, C, D = _problem("square", n, 1e4, rng)
+    ts = sorted({1, cores})
+    both = measure(A, B, C, D, SQUARE, target=S.grid_target, repeats=S.grid_repeats, seed=seed,
+                   time_limit=S.grid_time_limit, threads=cores,
+                   variants=[(f"{m} [{t} thr]", m, "float64", t) for m in SQUARE for t in ts])
+    thr = {str(t): subset(both, lambda k, v, t=t: v["threads"] == t) for t in ts}
+    for t in ts:
+        thr[str(t)].update(k=n, d=n, n=n, kappa=1e4, shape="square", threads=t)
+    thr["cores"] = cores
+    thr["all_over_one"] = {m: _ratio(both["runs"], f"{m} [{cores} thr]", f"{m} [1 thr]") for m in SQUARE} if cores > 1 else {}
+    thr["machine"] = both["machine"]
+    out["threads"] = thr
+    out["decision"] = decision_rows(out)
+    return out
+
+
+def unpaired(a: dict | None, b: dict | None, la: str, lb: str) -> dict | None:
+    """Ratio of two *separately* interleaved timings a ÷ b (not paired by repeat): the ratio of medians and
+    the range min(a)/max(b) … max(a)/min(b); decided only when that whole range lies beyond 1 ± MARGIN."""
+    if not a or not b or a.get("seconds") is None or b.get("seconds") is None:
+        return None
+    if min(len(a["seconds"]), len(b["seconds"])) < 2:
+        med = statistics.median(a["seconds"]) / statistics.median(b["seconds"])
+        return dict(median=med, lo=med, hi=med, verdict=timing.WITHIN_NOISE + " (one repeat: no spread measured)",
+                    decided=False)
+    med = statistics.median(a["seconds"]) / statistics.median(b["seconds"])
+    lo, hi = min(a["seconds"]) / max(b["seconds"]), max(a["seconds"]) / min(b["seconds"])
+    verdict = (f"{la} faster" if hi < 1 - timing.MARGIN else f"{lb} faster" if lo > 1 + timing.MARGIN
+               else timing.WITHIN_NOISE)
+    return dict(median=med, lo=lo, hi=hi, verdict=verdict, decided=verdict != timing.WITHIN_NOISE)
+
+
+def decision_rows(g: dict) -> list:
+    """One row per measured setting: which method is fastest, by how much over the runner-up (paired ratio and
+    its range, or "within noise"), and EAGLE's place."""
+    rows = []
+
+    def add(setting, shape, size, kappa, precision, threads, rec, job=""):
+        m = rec.get("margin")
+        ve = rec.get("vs_eagle", {}).get(rec["fastest"]) if rec.get("fastest") not in (None, "EAGLE") else None
+        rows.append(dict(setting=setting, job=job, shape=shape, size=size, kappa=kappa, precision=precision, threads=threads,
+                         fastest=rec.get("fastest"), runner_up=rec.get("runner_up"), margin=m,
+                         eagle_rank=(rec["order"].index("EAGLE") + 1) if "EAGLE" in rec.get("order", []) else None,
+                         fastest_over_eagle=ve, methods=len(rec.get("order", []))))
+    for shape in ("square", "tall", "wide"):
+        for r in g[shape]["rows"]:
+            add("single machine", shape, f"{r['d']}×{r['n']}", r["kappa"], "float64", 1, r, "sizes")
+    for r in g["kappa"]["rows"]:
+        add("single machine", "square", f"{r['d']}×{r['n']}", r["kappa"], "float64", 1, r, "κ sweep")
+    for dt in ("float64", "float32"):
+        r = g["precision"][dt]
+        add("single machine", "square", f"{r['d']}×{r['n']}", r["kappa"], dt, 1, r, "precision")
+    cores = g["threads"]["cores"]
+    if cores > 1:
+        r = g["threads"][str(cores)]
+        add("single machine", "square", f"{r['d']}×{r['n']}", r["kappa"], "float64", cores, r, "threads")
+    return rows
+
+
+def describe(row: dict) -> str:
+    """A decision row's verdict in words: "gelsy, by 1.4× (1.3–1.5)" or "gelsy ≈ gelsd (within noise)"."""
+    if row["fastest"] is None:
+        return "no method reached the target"
+    m = row["margin"]
+    if m is None:
+        return f"{row['fastest']} (the only one timed)"
+    if not m["decided"]:
+        return f"{row['fastest']} ≈ {row['runner_up']} ({timing.WITHIN_NOISE})"
+    return f"{row['fastest']}, by {m['median']:.2g}× ({m['lo']:.2g}–{m['hi']:.2g}) over {row['runner_up']}"
+
+
+__all__ = ["grid", "measure", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
