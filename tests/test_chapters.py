@@ -100,3 +100,7 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     assert "fig-extract-sketch-sketched" in sketched and "<img" in sketched
     page = (html / "book" / "01_task.html").read_text()
     assert "fig-task-blocks" in page and "<img" in page  # figures rendered
+    keep = os.environ.get("EAGLEBOOK_KEEP_BUILD")        # .ci/run checks this build in a browser next
+    if keep:
+        import shutil
+        shutil.copytree(html, REPO / keep, dirs_exist_ok=True)
