@@ -154,6 +154,13 @@ EVAL = {"paper": dict(sequences=100_000, per_sigma=10_000, sigmas=11, reading=20
         "ci": dict(sequences=2000, per_sigma=500, sigmas=6, reading=200, learn=0.02)}
 
 
+#: The initial scale of FULL models with 5 or more layers.  At the default 0.02, the 7-layer FULL at
+#: σ_max = 5 overflowed from its first step (its held-out loss was inf at step 0 and stayed there): with
+#: labels up to a few tens, G = Z_ctx Z_ctxᵀ has entries of several hundred, so P G Q is of order 1 per layer
+#: and seven layers compound it.
+FULL_DEEP_INIT = 0.002
+
+
 def recipe(profile: str) -> ICLTrain:
     """The base training config of ``profile`` (``paper`` or ``ci``)."""
     return ICLTrain(**_RECIPES[choice("profile", profile, tuple(_RECIPES))])
@@ -175,7 +182,8 @@ def plan(profile: str, seed: int = 0) -> dict[tuple[str, str, int], ICLTrain]:
     out = {}
 
     def add(noise, kind, L):
-        out[(noise, kind, L)] = replace(base, task=tasks[noise], model=ICLModel(kind=kind, layers=L),
+        std = FULL_DEEP_INIT if kind == "full" and L >= 5 else ICLModel().init_std
+        out[(noise, kind, L)] = replace(base, task=tasks[noise], model=ICLModel(kind=kind, layers=L, init_std=std),
                                         keep_best=kind != "gdpp")
 
     for L in dep["noiseless"]:
