@@ -209,7 +209,8 @@ def test_the_plan_covers_the_chapter():
         p = training.plan(prof)
         dep = training.DEPTHS[prof]
         assert all(("0", "gdpp", L) in p for L in dep["noiseless"])
-        assert all(("5", k, L) in p for k in icl.KINDS for L in dep["noisy"])
+        assert all(("5", k, L) in p for k in ("gdpp", "diag") for L in dep["noisy"])
+        assert all(("5", "full", L) in p for L in dep["full_noisy"])
         assert all(cfg.keep_best == (k[1] != "gdpp") for k, cfg in p.items())
         assert all(cfg.task == training.noise_tasks()[k[0]] and cfg.model.layers == k[2] for k, cfg in p.items())
     assert training.plan("ci", seed=3)[("0", "gdpp", 1)].seed == 3
