@@ -422,6 +422,30 @@ def test_claims_from_secondary_summaries_are_listed_apart(claims):
     assert "RandSketch+CG" in md and "not reproduced" in md and "`rs`" in md
 
 
+def test_claims_of_a_neighbouring_paper_are_judged_apart_from_the_tally(claims):
+    """Chapter 10's claims (Vladymyrov et al. 2024) take headline rows and verdicts, in a table of their own;
+    the paper's tally and its table never count them."""
+    led = ledger()
+    compare(led, "nb_ridge", 0.06, paper=0.068, criterion=report.within_factor(1.25), claim="v24-sigma5-ridge",
+            role="headline", part="AdaRR")
+    compare(led, "nb_df", 3.0, paper=1.0, criterion=report.within_factor(1.25, partly=2.0), claim="v24-diag-full",
+            role="headline")
+    compare(led, "paper_h", 1.1, criterion=report.in_range(0.5, 2), claim="prune", role="headline")
+    leds = report.load_ledgers("ci")
+    paper = report.verdict_counts(leds)
+    assert paper["reproduced"] == 1 and paper["not reproduced"] == 0
+    assert sum(paper.values()) == len([c for c in report.CLAIMS if c.kind == "paper"])
+    nb = report.verdict_counts(leds, kind=report.NEIGHBOUR)
+    assert nb["not reproduced"] == 1 and nb["not run"] == len([c for c in report.CLAIMS if c.kind == "neighbour"]) - 2
+    res = {r.claim.id: r for r in report.claim_results(leds, kind=report.NEIGHBOUR)}
+    assert res["v24-sigma5-ridge"].verdict == "reproduced" and "2 part(s) not run" in res["v24-sigma5-ridge"].why
+    md, mine = report.neighbour_table(leds), report.claims_table(leds)
+    assert "their paper" in md and "DIAG performs about as well as FULL" in md and "not reproduced" in md
+    assert "DIAG performs" not in mine and "Vladymyrov" not in mine
+    with pytest.raises(ValueError, match="needs part= one of ConstRR, AdaRR, TunedRR"):
+        led.declare("x", what="w", criterion=report.at_most(1), claim="v24-sigma5-ridge", role="headline")
+
+
 def test_every_claim_has_a_source_and_a_chapter():
     chapters = set(report.toc_chapters())
     for c in report.CLAIMS:

@@ -111,6 +111,15 @@ CASES = {
                 m: dict(median=c * 1e-3 * (k / 60) ** e, spread=(0.9 * c * 1e-3 * (k / 60) ** e, 1.1 * c * 1e-3 * (k / 60) ** e))
                 for m, c, e in (("EAGLE", 1.0, 2.0), ("SVD", 0.3, 2.5), ("CG", 3.0, 1.5))}) for k in (60, 120, 240, 480)])
         for shape in ("square", "tall", "wide")}),
+    "plot_depth_losses": lambda: plotting.plot_depth_losses(
+        [1, 2, 3, 4], [1.8, 0.34, 0.03, 9e-3], {1: 1.768, 2: 0.341, 3: 0.019, 4: 9.91e-5}, floor=1e-7),
+    "plot_readings": lambda: plotting.plot_readings(
+        {(m, r): list(10.0 ** -np.arange(0, 5 + k)) for k, m in enumerate(("GD++", "DIAG")) for r in ("GD++", "EAGLE")},
+        {m: ([1.0, 0.9, 0.8], [0.5, -0.2, 0.1]) for m in ("GD++", "DIAG")}),
+    "plot_shrinkage": lambda: plotting.plot_shrinkage(
+        np.linspace(0, 5, 11), {"oracle": list(0.1 + 0.05 * np.linspace(0, 5, 11) ** 2),
+                                "ConstRR": list(0.12 + 0.06 * np.linspace(0, 5, 11) ** 2),
+                                "DIAG, 3 layers": list(0.11 + 0.055 * np.linspace(0, 5, 11) ** 2)}),
 }
 
 

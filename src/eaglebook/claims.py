@@ -8,16 +8,21 @@ headline rows give the claim its verdict; evidence is shown beneath it and never
 
 ``source`` is where the claim is made: the camera-ready paper (section, figure or table), or a secondary
 summary of the paper (``kind="secondary"``: claims that circulate about the paper but are not in it; they
-are listed apart and never enter the tally).
+are listed apart and never enter the tally), or another paper whose claims the book tests in the
+paper's frame (``kind="neighbour"``: chapter 10 tests Vladymyrov et al. 2024; these claims have headline
+rows and verdicts of their own, in a table of their own, and never enter the paper's tally).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PaperClaim", "CLAIMS", "claim", "PAPER", "SECONDARY"]
+__all__ = ["PaperClaim", "CLAIMS", "claim", "PAPER", "SECONDARY", "NEIGHBOUR", "KINDS"]
 
-PAPER, SECONDARY = "paper", "secondary"
+PAPER, SECONDARY, NEIGHBOUR = "paper", "secondary", "neighbour"
+KINDS = (PAPER, SECONDARY, NEIGHBOUR)
+#: The neighbouring paper of chapter 10.
+V24 = "Vladymyrov et al. 2024"
 
 
 @dataclass(frozen=True)
@@ -26,12 +31,12 @@ class PaperClaim:
     chapter: str          # the chapter that tests it (the scorecard links there)
     statement: str        # the claim, in one sentence
     source: str           # where it is made
-    kind: str = PAPER     # PAPER or SECONDARY
+    kind: str = PAPER     # PAPER, SECONDARY or NEIGHBOUR
     parts: tuple[str, ...] = ()   # the regimes (or other parts) for which the paper states it; () = one part
 
     def __post_init__(self):
-        if self.kind not in (PAPER, SECONDARY):
-            raise ValueError(f"claim {self.id}: kind must be {PAPER!r} or {SECONDARY!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {', '.join(map(repr, KINDS))}")
 
 
 _U, _D, _S = "unconstrained", "distributed", "sketched"
@@ -102,6 +107,22 @@ CLAIMS: tuple[PaperClaim, ...] = (
     # chapter 9
     PaperClaim("noise-structure", "09_ablations", "Training with noise σ² = 0.01 gives the same weight patterns and "
                "layer-wise behaviour.", "camera-ready App. C.2, Figs. 13–14", parts=("weights", "constants")),
+    # chapter 10: claims of a neighbouring paper (Vladymyrov et al. 2024), tested in our frame; never tallied
+    PaperClaim("v24-gdpp-noiseless", "10_noisy_regression", "On noiseless data GD++'s loss falls with depth: 1.768, "
+               "0.341, 0.019, 9.91e-5, 1.14e-7, 2.37e-10 and 2.65e-12 for 1 to 7 layers (second-order decay).",
+               f"{V24}, Table 1 (σ_max = 0)", kind=NEIGHBOUR, parts=tuple(f"{L} layer{'s' if L > 1 else ''}" for L in range(1, 8))),
+    PaperClaim("v24-sigma5-models", "10_noisy_regression", "At σ_max = 5 the adjusted loss is 0.344 for GD++, 0.118 and "
+               "0.047 for DIAG and 0.117 and 0.047 for FULL (3 and 7 layers).", f"{V24}, Table 1 (σ_max = 5)",
+               kind=NEIGHBOUR, parts=("GD++", "DIAG, 3 layers", "DIAG, 7 layers", "FULL, 3 layers", "FULL, 7 layers")),
+    PaperClaim("v24-sigma5-ridge", "10_noisy_regression", "At σ_max = 5 the adjusted loss of ConstRR is 0.365, of AdaRR "
+               "0.068 and of TunedRR 0.049.", f"{V24}, Table 1 (σ_max = 5)", kind=NEIGHBOUR,
+               parts=("ConstRR", "AdaRR", "TunedRR")),
+    PaperClaim("v24-diag-full", "10_noisy_regression", "DIAG performs about as well as FULL.",
+               f"{V24}, §5 and Table 1", kind=NEIGHBOUR),
+    PaperClaim("v24-gdpp-constrr", "10_noisy_regression", "GD++ performs like ConstRR, as if it assumed one noise level.",
+               f"{V24}, §5 and Table 1", kind=NEIGHBOUR),
+    PaperClaim("v24-beat-adarr", "10_noisy_regression", "With 4 or more layers the linear transformers beat AdaRR "
+               "for σ_max ≥ 4.", f"{V24}, §5 and Table 1", kind=NEIGHBOUR, parts=("DIAG", "FULL")),
     # claims found only in secondary summaries of the paper (listed apart, never tallied)
     PaperClaim("s-randsketch", "07_benchmarks", "EAGLE reaches 1e-6 in about ⅓ of RandSketch+CG's wall-clock at κ = 1e4.",
                "a secondary summary (not in the camera-ready text)", kind=SECONDARY),

@@ -229,7 +229,7 @@ class Ledger:
         if role not in (HEADLINE, EVIDENCE):
             raise ValueError(f"argument role={role!r} must be {HEADLINE!r} or {EVIDENCE!r}")
         if role == HEADLINE:
-            if pc.kind != _claims.PAPER:
+            if pc.kind == _claims.SECONDARY:
                 raise ValueError(f"claim {claim!r} is from a secondary summary: its rows are evidence, not headlines")
             if pc.parts and part not in pc.parts:
                 raise ValueError(f"a headline row of claim {claim!r} needs part= one of {', '.join(pc.parts)}; got {part!r}")

@@ -1087,3 +1087,70 @@ def plot_grid_times(series: dict, *, shapes=("square", "tall", "wide")):
     axes[0, 0].set_ylabel("time to target (s)")
     legend_outside(fig)
     return finish(fig)
+
+
+# ---------------------------------------------------------------------------------------------- chapter 10
+ICL_STYLE = {
+    "GD++": dict(color="#E69F00", linestyle="--", marker="o"),
+    "DIAG": dict(color="#0072B2", linestyle="-", marker="s"),
+    "FULL": dict(color="#D55E00", linestyle="-.", marker="^"),
+    "oracle": dict(color="#000000", linestyle="-", marker=""),
+    "ConstRR": dict(color="#CC79A7", linestyle=":", marker=""),
+    "AdaRR": dict(color="#009E73", linestyle="--", marker=""),
+    "TunedRR": dict(color="#999999", linestyle="-.", marker=""),
+    "theirs": dict(color="#999999", linestyle="", marker="x"),
+}
+
+
+def plot_depth_losses(layers, ours, theirs, *, floor: float | None = None):
+    """Noiseless GD++: loss against depth, ours and the paper's, on a log axis; ``floor``: a horizontal
+    line (e.g. float32's resolution of the loss)."""
+    fig, ax = subplots()
+    ax.semilogy(layers, ours, label="ours", **ICL_STYLE["GD++"])
+    ax.semilogy(list(theirs), list(theirs.values()), label="Vladymyrov et al.", markersize=7, **ICL_STYLE["theirs"])
+    if floor is not None:
+        ax.axhline(floor, color="k", lw=0.6, ls=":", label="float32 resolution")
+    ax.set_xlabel("layers"); ax.set_ylabel(r"loss $\frac{1}{2}(\hat y - y)^2$")
+    legend_outside(ax)
+    return finish(fig)
+
+
+def plot_readings(fid: dict, steps: dict, *, floor: float = 1e-32):
+    """Left: per layer, the fidelity of the two readings to each model (log axis; values below ``floor``
+    drawn at it).  Right: the steps η_ℓ (filled) and γ_ℓ (open) read from each model."""
+    fig, (a, b) = subplots(1, 2)
+    for (model, reading), e in fid.items():
+        st = ICL_STYLE[model]
+        e = np.maximum(np.asarray(e[1:], float), floor)
+        a.semilogy(np.arange(1, e.size + 1), e, color=st["color"], marker=st["marker"],
+                   linestyle="-" if reading == "GD++" else ":", label=f"{model}: {reading} reading")
+    a.set_xlabel(r"layer $\ell$"); a.set_ylabel(r"$\|Z_\ell - \hat Z_\ell\|_F^2$ / #entries")
+    legend_outside(a)
+    for model, (eta, gamma) in steps.items():
+        st = ICL_STYLE[model]
+        ls = np.arange(1, len(eta) + 1)
+        b.plot(ls, eta, color=st["color"], marker=st["marker"], linestyle="-", label=f"{model}: $\\eta$")
+        b.plot(ls, gamma, color=st["color"], marker=st["marker"], linestyle=":", markerfacecolor="none",
+               label=f"{model}: $\\gamma$")
+    b.axhline(0, color="k", lw=0.5)
+    b.set_xlabel(r"layer $\ell$"); b.set_ylabel(r"step ($\rho = 1/\mathrm{median}\,\|A_\ell\|^2$)")
+    legend_outside(b)
+    return finish(fig)
+
+
+def plot_shrinkage(sigmas, curves: dict):
+    """Loss against the sequence's noise level σ_τ (left) and the same minus ridge with the true σ_τ
+    (right), for the models and the ridge baselines."""
+    fig, (a, b) = subplots(1, 2)
+    oracle = np.asarray(curves["oracle"], float)
+    for name, c in curves.items():
+        st = dict(ICL_STYLE[name.split(",")[0]])
+        c = np.asarray(c, float)
+        a.plot(sigmas, c, label=name, **st)
+        if name != "oracle":
+            b.plot(sigmas, c - oracle, label=name, **st)
+    a.set_xlabel(r"$\sigma_\tau$"); a.set_ylabel(r"loss $\frac{1}{2}(\hat y - y)^2$")
+    b.axhline(0, color="k", lw=0.6)
+    b.set_xlabel(r"$\sigma_\tau$"); b.set_ylabel("loss − oracle ridge")
+    legend_outside(b)
+    return finish(fig)

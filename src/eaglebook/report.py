@@ -12,19 +12,19 @@ code lives in the modules above.
 
 from __future__ import annotations
 
-from .claims import CLAIMS, PaperClaim, claim
+from .claims import CLAIMS, NEIGHBOUR, PaperClaim, claim
 from .glue import G, GlueKeyError, Glued, glue
 from .ledger import (ADVANCE, CLAIMS_ENV, EVIDENCE, HEADLINE, NOT_JUDGED, PAPER_SETTING, VERDICTS, Comparison,
                      Criterion, Ledger, after_run, at_least, at_most, claims_dir, criterion, in_range, settings_slug,
                      within_factor)
 from .provenance import chapter_hash, code_hash, git_commit, load_average, machine, provenance
 from .scorecard import (BOOK_PARAMETERS, NOT_RUN, ClaimResult, checks_table, claim_results, claims_table,
-                        comparisons_table, load_ledgers, machines_table, rows, scorecard_points, secondary_table, stale_reason,
+                        comparisons_table, load_ledgers, machines_table, neighbour_table, rows, scorecard_points, secondary_table, stale_reason,
                         toc_chapters, verdict_counts)
 
-__all__ = ["CLAIMS", "PaperClaim", "claim", "G", "GlueKeyError", "Glued", "glue", "ADVANCE", "CLAIMS_ENV",
+__all__ = ["CLAIMS", "NEIGHBOUR", "PaperClaim", "claim", "G", "GlueKeyError", "Glued", "glue", "ADVANCE", "CLAIMS_ENV",
            "EVIDENCE", "HEADLINE", "NOT_JUDGED", "PAPER_SETTING", "VERDICTS", "Comparison", "Criterion", "Ledger",
            "after_run", "at_least", "at_most", "claims_dir", "criterion", "in_range", "settings_slug", "within_factor", "chapter_hash", "code_hash",
            "git_commit", "load_average", "machine", "provenance", "BOOK_PARAMETERS", "NOT_RUN", "ClaimResult",
-           "checks_table", "claim_results", "claims_table", "comparisons_table", "load_ledgers", "machines_table", "rows",
+           "checks_table", "claim_results", "claims_table", "comparisons_table", "load_ledgers", "machines_table", "neighbour_table", "rows",
            "scorecard_points", "secondary_table", "stale_reason", "toc_chapters", "verdict_counts"]

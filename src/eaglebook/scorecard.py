@@ -4,7 +4,9 @@ The tally counts **claims of the paper** (:data:`eaglebook.claims.CLAIMS`), not 
 verdict of its headline row, or, where the paper states it for several regimes, the weakest verdict of its
 headline rows (one per regime).  Evidence rows (other readings, post-hoc statistics, ablations that depart
 from a stated value, other regimes, superseded rows) are listed beneath, with their own verdicts, and never
-counted.  Claims found only in secondary summaries are listed apart and never tallied.
+counted.  Claims found only in secondary summaries are listed apart and never tallied; so are the claims of a
+neighbouring paper that the book tests (chapter 10: :data:`eaglebook.claims.NEIGHBOUR`), which are judged
+like the paper's, headline by headline, in a table of their own (:func:`neighbour_table`).
 
 Only ledgers of the current code, chapter source and profile, run with the book's own parameters, are used
 (:func:`load_ledgers`); the others are reported as ignored, with the reason.
@@ -22,7 +24,7 @@ from .ledger import EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
 from .provenance import chapter_hash, code_hash
 
 __all__ = ["BOOK_PARAMETERS", "stale_reason", "load_ledgers", "rows", "ClaimResult", "claim_results",
-           "verdict_counts", "claims_table", "comparisons_table", "secondary_table", "checks_table",
+           "verdict_counts", "claims_table", "neighbour_table", "comparisons_table", "secondary_table", "checks_table",
            "scorecard_points", "toc_chapters", "NOT_RUN", "machines_table"]
 
 #: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
@@ -146,11 +148,11 @@ def claim_results(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> list[C
     return list(out.values())
 
 
-def verdict_counts(ledgers: list[Ledger]) -> dict[str, int]:
-    """How many **claims of the paper** have each verdict (``reproduced``, ``partly``, ``not reproduced``,
-    ``not judged``, ``not run``)."""
+def verdict_counts(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> dict[str, int]:
+    """How many claims of ``kind`` (default: **claims of the paper**, the tally) have each verdict
+    (``reproduced``, ``partly``, ``not reproduced``, ``not judged``, ``not run``)."""
     counts = dict.fromkeys((*VERDICTS, NOT_JUDGED, NOT_RUN), 0)
-    for res in claim_results(ledgers):
+    for res in claim_results(ledgers, kind=kind):
         counts[res.verdict] += 1
     return counts
 
@@ -164,11 +166,12 @@ def _declared(row: dict) -> str:
     return row.get("declared") or "in advance"
 
 
-def claims_table(ledgers: list[Ledger], *, link: bool = False) -> str:
-    """One row per claim of the paper: the claim (with its source, headline statistic, criterion and when
-    it was declared), the paper's value, ours (per part), and the claim's verdict."""
-    out = ["| # | claim | paper | ours (headline) | verdict |", "|---|---|---|---|---|"]
-    for i, res in enumerate(claim_results(ledgers), 1):
+def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _claims.PAPER) -> str:
+    """One row per claim of ``kind`` (default: the paper's): the claim (with its source, headline statistic,
+    criterion and when it was declared), the paper's value, ours (per part), and the claim's verdict."""
+    head = "paper" if kind == _claims.PAPER else "their paper"
+    out = [f"| # | claim | {head} | ours (headline) | verdict |", "|---|---|---|---|---|"]
+    for i, res in enumerate(claim_results(ledgers, kind=kind), 1):
         c = res.claim
         name = f"[{c.statement}]({c.chapter}.md)" if link else c.statement
         parts = c.parts or (None,)
@@ -197,6 +200,12 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False) -> str:
         out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(' / '.join(dict.fromkeys(paper)) or '—')} | "
                    f"{_cell('<br>'.join(ours))} | {_cell(verdict)} |")
     return "\n".join(out)
+
+
+def neighbour_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+    """The claims of neighbouring papers that the book tests (:data:`eaglebook.claims.NEIGHBOUR`), one row
+    each, judged like the paper's but apart from its tally (:func:`claims_table` of that kind)."""
+    return claims_table(ledgers, link=link, kind=_claims.NEIGHBOUR)
 
 
 def _provenance_line(led: Ledger) -> str:
