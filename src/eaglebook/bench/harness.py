@@ -334,7 +334,7 @@ def _sketch_per_iteration(n: int, iters: int, seed: int, kappa: float) -> dict:
             per[s].append(tr.per_iteration)
     med = {s: statistics.median(v) for s, v in per.items()}
     paper_ms = dict(zip(ss, (21.0, 16.0, 7.0, 5.0))) if n == 240 else {}
-    return dict(n=n, s=ss, per_iteration={str(s): med[s] for s in ss},
+    return dict(n=n, s=ss, per_iteration={str(s): med[s] for s in ss}, repeats={str(s): per[s] for s in ss},
                 ratio_to_full={str(s): med[s] / med[n] for s in ss},
                 full_over={str(s): med[n] / med[s] for s in ss},
                 paper_ms={str(s): v for s, v in paper_ms.items()},
