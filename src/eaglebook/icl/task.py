@@ -21,11 +21,11 @@ import torch
 
 from ..config import check_float, check_int, choice, neutral
 
-__all__ = ["ICLTask", "ICLModel", "ICLTrain", "Batch", "sample", "prompt", "blocks", "KINDS", "NOISES"]
+__all__ = ["ICLTask", "ICLModel", "ICLTrain", "Batch", "sample", "prompt", "blocks", "KINDS", "NOISES", "DTYPES"]
 
 KINDS = ("full", "diag", "gdpp")
 NOISES = ("uniform", "categorical")
-_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class ICLTrain:
         check_int("warmup", self.warmup, minimum=0)
         check_float("clip", self.clip, allowed="numbers > 0 (inf: no clipping)")
         check_int("seed", self.seed, minimum=0)
-        choice("dtype", self.dtype, tuple(_DTYPES))
+        choice("dtype", self.dtype, tuple(DTYPES))
         check_int("eval_size", self.eval_size, minimum=1)
         check_int("eval_every", self.eval_every, minimum=1)
 
@@ -137,7 +137,7 @@ def sample(task: ICLTask, batch: int, generator: torch.Generator, *, dtype=torch
     """``batch`` sequences of ``task``; ``sigma`` fixes σ_τ for all of them (the shrinkage figure)."""
     check_int("batch", batch, minimum=1)
     if isinstance(dtype, str):
-        dtype = _DTYPES[choice("dtype", dtype, tuple(_DTYPES))]
+        dtype = DTYPES[choice("dtype", dtype, tuple(DTYPES))]
     N, D = task.N, task.D
     w = torch.randn(batch, D, generator=generator, dtype=dtype)
     x = torch.randn(batch, N + 1, D, generator=generator, dtype=dtype)

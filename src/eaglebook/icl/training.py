@@ -26,7 +26,7 @@ import torch
 from ..config import choice
 from .baselines import loss
 from .models import LinearTransformer
-from .task import ICLModel, ICLTask, ICLTrain, _DTYPES, prompt, sample
+from .task import ICLModel, ICLTask, ICLTrain, DTYPES, prompt, sample
 
 __all__ = ["Run", "train", "trained", "recipe", "plan", "noise_tasks", "seeds", "KIND", "DEPTHS", "EVAL"]
 
@@ -78,7 +78,7 @@ def train(cfg: ICLTrain, *, progress: bool = True) -> Run:
     """Train one model (pure: no file I/O)."""
     if not isinstance(cfg, ICLTrain):
         raise ValueError(f"argument cfg must be an ICLTrain, got {type(cfg).__name__}")
-    dtype = _DTYPES[cfg.dtype]
+    dtype = DTYPES[cfg.dtype]
     s_init, s_batch, s_eval = seeds(cfg.seed)
     g_init, g_batch = torch.Generator().manual_seed(s_init), torch.Generator().manual_seed(s_batch)
     ev = sample(cfg.task, cfg.eval_size, torch.Generator().manual_seed(s_eval), dtype=torch.float64)
