@@ -55,7 +55,7 @@ def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
     assert re.search(r"^\s*stderr_output:\s*show\b", cfg, re.M)       # a chapter's warnings reach the reader
     make = (REPO / "Makefile").read_text()
     book = re.search(r"^book:.*\n((?:\t.*\n)+)", make, re.M).group(1)   # the recipe of `make book`
-    assert re.search(r"^\tTQDM_DISABLE=1 \$\(BIN\)/jupyter-book build", book, re.M)
+    assert re.search(r"^\tTQDM_DISABLE=1 EAGLEBOOK_FIGURE_AUDIT=raise \$\(BIN\)/jupyter-book build", book, re.M)
     # the regime pages come from the build itself (variant_pages), first of the extensions; not a second time
     assert "eaglebook.variants" not in book
     exts = re.search(r"^  extra_extensions:\n((?:    - .*\n)+)", cfg, re.M).group(1)
