@@ -26,21 +26,12 @@ from .result import Result
 __all__ = ["solve_dgd", "solve_dcg"]
 
 
-def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None, atol: float = 0.0,
-              max_iter: int = 10_000, power_iters: int = 30, seed=0, reference=None,
-              target: float | None = None) -> Result:
-    """Distributed GD on single matrices (no batch); returns a :class:`eaglebook.solver.Result`.
-
-    Stops at the change rule of ``solve_distributed`` (relative change of D below ``tol``: status
-    ``"converged"``, not certified further), at ``max_iter`` rounds, or, with a ``reference`` and ``target``,
-    once ‖D − reference‖_F/‖reference‖_F ≤ target (status ``"target"``); ``"non_finite"`` when D blows up.
-    The statuses are the package's one vocabulary (:data:`eaglebook.solver.STATUSES`).
-    """
+def _blocks(name: str, A_blocks: Sequence, B_blocks: Sequence, C, max_iter: int, reference, target):
+    """Check and convert the arguments both distributed baselines take: (As, Bs, C, io, reference)."""
     M = len(A_blocks)
     if M < 1 or len(B_blocks) != M:
         raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
     int_in("max_iter", max_iter, 1)
-    int_in("power_iters", power_iters, 1)
     if target is not None:
         positive("target", target)
         if reference is None:
@@ -51,46 +42,78 @@ def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
     Bs = [ts[f"B_blocks[{i}]"] for i in range(M)]
     Ct = ts["C"]
     if any(a.ndim != 2 for a in As) or Ct.ndim != 2:
-        raise ValueError("solve_dgd takes single matrices (no batch dimension)")
+        raise ValueError(f"{name} takes single matrices (no batch dimension)")
+    return As, Bs, Ct, io, ts.get("reference")
+
+
+class _Rounds:
+    """The per-round record both baselines keep: the prediction D = X C, its change, the error against the
+    reference, and the package's stopping rules (target, relative change, non-finite)."""
+
+    def __init__(self, D, ref, *, tol: float, atol: float, target: float | None):
+        self.D, self.ref, self.tol, self.atol, self.target = D, ref, tol, atol, target
+        self.ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
+        self.deltas, self.errs, self.rels, self.ell = [], [], [], 0
+
+    def update(self, D_new) -> str | None:
+        """Record one round's prediction; the status that stops the run, or None."""
+        self.ell += 1
+        fro = float(torch.linalg.matrix_norm(D_new - self.D, "fro"))
+        self.D = D_new
+        self.deltas.append(fro)
+        if self.ref is not None:
+            sq = float(((D_new.to(torch.float64) - self.ref) ** 2).sum())
+            self.errs.append(sq)
+            self.rels.append(math.sqrt(sq / self.ref_norm2) if self.ref_norm2 > 0 else 0.0)
+        if not bool(torch.isfinite(D_new).all()):
+            return "non_finite"
+        if self.target is not None and self.rels[-1] <= self.target:
+            return "target"
+        if fro <= self.atol + self.tol * float(torch.linalg.matrix_norm(D_new, "fro")):
+            return "converged"
+        return None
+
+    def result(self, io, status: str, M: int, floats: int) -> Result:
+        per_round = floats if M > 1 else 0
+        has_ref = self.ref is not None
+        return Result(D=to_output(io, self.D), iterations=self.ell, converged=status in ("converged", "target"),
+                      status=status, delta=np.asarray(self.deltas), error=np.asarray(self.errs) if has_ref else None,
+                      rel_error=np.asarray(self.rels) if has_ref else None, machines=M,
+                      floats_per_round=per_round, communication=self.ell * per_round)
+
+
+def solve_dgd(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None, atol: float = 0.0,
+              max_iter: int = 10_000, power_iters: int = 30, seed=0, reference=None,
+              target: float | None = None) -> Result:
+    """Distributed GD on single matrices (no batch); returns a :class:`eaglebook.solver.Result`.
+
+    Stops at the change rule of ``solve_distributed`` (relative change of D below ``tol``: status
+    ``"converged"``, not certified further), at ``max_iter`` rounds, or, with a ``reference`` and ``target``,
+    once ‖D − reference‖_F/‖reference‖_F ≤ target (status ``"target"``); ``"non_finite"`` when D blows up.
+    The statuses are the package's one vocabulary (:data:`eaglebook.solver.STATUSES`).
+    """
+    As, Bs, Ct, io, ref = _blocks("solve_dgd", A_blocks, B_blocks, C, max_iter, reference, target)
+    int_in("power_iters", power_iters, 1)
+    M = len(As)
     d, dp = As[0].shape[0], Bs[0].shape[0]
     u0 = torch.as_tensor(np.random.default_rng(seed).standard_normal((d, 1)), dtype=Ct.dtype)
     sigma, _ = power_norm(torch.cat(As, -1), u0, power_iters)        # ‖[A^1 … A^M]‖₂ (a lower bound)
     lam = sigma[..., 0, 0] ** 2 / M
     step = 1.0 / float(lam) if float(lam) > 0 else 0.0
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
-    ref = ts.get("reference")
-    ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
     # machine μ's gradient contribution is (X A^μ − B^μ) A^{μᵀ} = X (A^μ A^{μᵀ}) − B^μ A^{μᵀ}: it keeps the two products
     grams = [(a @ a.T, b @ a.T) for a, b in zip(As, Bs)]
     X = torch.zeros((dp, d), dtype=Ct.dtype)
-    D = X @ Ct
-    deltas, errs, rels = [], [], []
-    status, ell = "max_iter", 0
-    while ell < max_iter:
+    rounds = _Rounds(X @ Ct, ref, tol=tol, atol=atol, target=target)
+    status = "max_iter"
+    while rounds.ell < max_iter:
         G = sum(X @ g - r for g, r in grams) / M     # the machines' contributions, averaged
         X = X - step * G
-        D_new = X @ Ct
-        ell += 1
-        fro = float(torch.linalg.matrix_norm(D_new - D, "fro"))
-        D = D_new
-        deltas.append(fro)
-        if ref is not None:
-            sq = float(((D.to(torch.float64) - ref) ** 2).sum())
-            errs.append(sq)
-            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else 0.0)
-        if not bool(torch.isfinite(D).all()):
-            status = "non_finite"
+        stop = rounds.update(X @ Ct)
+        if stop:
+            status = stop
             break
-        if target is not None and rels[-1] <= target:
-            status = "target"
-            break
-        if fro <= atol + tol * float(torch.linalg.matrix_norm(D, "fro")):
-            status = "converged"
-            break
-    return Result(D=to_output(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
-                  delta=np.asarray(deltas), error=np.asarray(errs) if ref is not None else None,
-                  rel_error=np.asarray(rels) if ref is not None else None, machines=M,
-                  floats_per_round=dp * d if M > 1 else 0, communication=ell * (dp * d if M > 1 else 0))
+    return rounds.result(io, status, M, dp * d)
 
 
 def solve_dcg(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = None, atol: float = 0.0,
@@ -109,35 +132,19 @@ def solve_dcg(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
     The stopping rules, statuses and ``floats_per_round`` (d'·d) are those of :func:`solve_dgd`; a row whose
     search direction vanishes stops moving (``"breakdown"`` when every row has).
     """
-    M = len(A_blocks)
-    if M < 1 or len(B_blocks) != M:
-        raise ValueError(f"argument B_blocks has {len(B_blocks)} blocks but A_blocks has {M} (need M >= 1)")
-    int_in("max_iter", max_iter, 1)
-    if target is not None:
-        positive("target", target)
-        if reference is None:
-            raise ValueError("argument target needs a reference")
-    named = {f"A_blocks[{i}]": a for i, a in enumerate(A_blocks)} | {f"B_blocks[{i}]": b for i, b in enumerate(B_blocks)}
-    ts, io = prepare(named | {"C": C}, {"reference": reference} if reference is not None else None)
-    As = [ts[f"A_blocks[{i}]"] for i in range(M)]
-    Bs = [ts[f"B_blocks[{i}]"] for i in range(M)]
-    Ct = ts["C"]
-    if any(a.ndim != 2 for a in As) or Ct.ndim != 2:
-        raise ValueError("solve_dcg takes single matrices (no batch dimension)")
+    As, Bs, Ct, io, ref = _blocks("solve_dcg", A_blocks, B_blocks, C, max_iter, reference, target)
+    M = len(As)
     d, dp = As[0].shape[0], Bs[0].shape[0]
     tol = DEFAULT_TOL[io.compute] if tol is None else float(tol)
-    ref = ts.get("reference")
-    ref_norm2 = float((ref ** 2).sum()) if ref is not None else None
     grams = [a @ a.T for a in As]                       # each machine's d×d Gram matrix, formed once
     R = sum(b @ a.T for a, b in zip(As, Bs))            # the set-up all-reduce: Σ B^μ A^{μᵀ} (X = 0)
     X = torch.zeros((dp, d), dtype=Ct.dtype)
     P = R.clone()
     rr = (R * R).sum(-1)
     tiny = torch.finfo(Ct.dtype).tiny
-    D = X @ Ct
-    deltas, errs, rels = [], [], []
-    status, ell = "max_iter", 0
-    while ell < max_iter:
+    rounds = _Rounds(X @ Ct, ref, tol=tol, atol=atol, target=target)
+    status = "max_iter"
+    while rounds.ell < max_iter:
         Q = sum(P @ g for g in grams)                   # the round's one all-reduce (d'·d floats per machine)
         pq = (P * Q).sum(-1)
         live = (pq > tiny) & (rr > tiny)
@@ -148,28 +155,11 @@ def solve_dcg(A_blocks: Sequence, B_blocks: Sequence, C, *, tol: float | None = 
         beta = torch.where(live, rr_new / torch.where(live, rr, torch.ones_like(rr)), torch.zeros_like(rr))
         P = R + beta[:, None] * P
         rr = rr_new
-        D_new = X @ Ct
-        ell += 1
-        fro = float(torch.linalg.matrix_norm(D_new - D, "fro"))
-        D = D_new
-        deltas.append(fro)
-        if ref is not None:
-            sq = float(((D.to(torch.float64) - ref) ** 2).sum())
-            errs.append(sq)
-            rels.append(math.sqrt(sq / ref_norm2) if ref_norm2 > 0 else 0.0)
-        if not bool(torch.isfinite(D).all()):
-            status = "non_finite"
-            break
-        if target is not None and rels[-1] <= target:
-            status = "target"
-            break
-        if fro <= atol + tol * float(torch.linalg.matrix_norm(D, "fro")):
-            status = "converged"
+        stop = rounds.update(X @ Ct)
+        if stop:
+            status = stop
             break
         if not bool(live.any()):
             status = "breakdown"
             break
-    return Result(D=to_output(io, D), iterations=ell, converged=status in ("converged", "target"), status=status,
-                  delta=np.asarray(deltas), error=np.asarray(errs) if ref is not None else None,
-                  rel_error=np.asarray(rels) if ref is not None else None, machines=M,
-                  floats_per_round=dp * d if M > 1 else 0, communication=ell * (dp * d if M > 1 else 0))
+    return rounds.result(io, status, M, dp * d)
