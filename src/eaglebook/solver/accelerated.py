@@ -145,6 +145,7 @@ import torch
 
 from .._arrays import as_rng, check_batch, check_shapes, int_in, is_number, positive, prepare
 from .._arrays import out as _out
+from .norms import exponent, mul_pow2
 
 __all__ = [
     "STEPS", "HARVESTS", "DEGREES", "DEFAULT_TOL", "odd_minimax", "newton_schulz_coefficients", "step_coefficients",
@@ -450,21 +451,6 @@ def _maxabs(X):
     return X.abs().amax(dim=(-2, -1), keepdim=True)
 
 
-def _exponent(m):
-    _, e = torch.frexp(m)
-    return torch.where(m > 0, e.to(torch.int64), torch.zeros_like(e, dtype=torch.int64))
-
-
-def _mul_pow2(X, k):
-    """X·2^k, exact (in steps of at most 2^±64 so that no factor overflows)."""
-    k = torch.as_tensor(k, device=X.device).to(torch.int64)
-    while bool((k != 0).any()):
-        s = k.clamp(-64, 64)
-        X = X * torch.exp2(s.to(X.dtype))
-        k = k - s
-    return X
-
-
 def _fro(X):
     m = _maxabs(X)
     ms = torch.where(m > 0, m, torch.ones_like(m))
@@ -610,7 +596,7 @@ class _Engine:
         self.flops += self.model["harvest"]
         Y = A.mT @ X
         C2 = C - A @ Y
-        dD = _mul_pow2(B @ Y, kB)
+        dD = mul_pow2(B @ Y, kB)
         zero = torch.as_tensor(self.zero.reshape(self.batch), device=A.device)[..., None, None]
         dD = torch.where(zero, torch.zeros_like(dD), dD)
         C2 = torch.where(zero, C, C2)
@@ -659,7 +645,7 @@ class _Engine:
         if bool(out.any()):
             sh = torch.where(out, -torch.round(torch.log2(torch.where(out, fB, torch.ones_like(fB)))),
                              torch.zeros_like(fB)).to(torch.int64)
-            B2 = _mul_pow2(B2, sh)
+            B2 = mul_pow2(B2, sh)
             kB = kB - sh
         zero = torch.as_tensor(self.zero.reshape(self.batch), device=A.device)[..., None, None]
         A2 = torch.where(zero, A, A2)
@@ -695,13 +681,13 @@ def _setup(A, B, C, reference, *, step, degree, cushion, harvest_degree, lower, 
                          f"expected d'×n' = {(dp, n_prime)}")
     eps = torch.finfo(io.compute).eps
     low = float(lower) if lower is not None else (float(rcond) if rcond is not None else max(d, n) * eps)
-    eA, eB, eC = (_exponent(_maxabs(ts[k])) for k in ("A", "B", "C"))
-    Af, Bf, Cf = _mul_pow2(ts["A"], -eA), _mul_pow2(ts["B"], -eB), _mul_pow2(ts["C"], -eC)
+    eA, eB, eC = (exponent(_maxabs(ts[k])) for k in ("A", "B", "C"))
+    Af, Bf, Cf = mul_pow2(ts["A"], -eA), mul_pow2(ts["B"], -eB), mul_pow2(ts["C"], -eC)
     E = eB + eC - eA
     eng = _Engine(Af, Bf, Cf, step=step, degree=degree, cushion=cushion, harvest_degree=harvest_degree,
                   lower=low, power_iters=power_iters, rng=rng, harvest=harvest)
     ref = ts.get("reference")
-    ref_f = _mul_pow2(ref, -E) if ref is not None else None
+    ref_f = mul_pow2(ref, -E) if ref is not None else None
     return eng, io, E, ref_f, (eA, eB, eC)
 
 
@@ -803,7 +789,7 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
         cert[i] = eng.certified()[i]
     rank = {"converged": 0, "max_iter": 1, "diverged": 2, "non_finite": 3}
     st = max(status, key=lambda s: rank[s])
-    return PolyResult(D=_out(io, _mul_pow2(D_out, E)), iterations=ell, converged=st == "converged", status=st,
+    return PolyResult(D=_out(io, mul_pow2(D_out, E)), iterations=ell, converged=st == "converged", status=st,
                       delta=np.asarray(deltas, dtype=np.float64),
                       rel_error=np.asarray(rels, dtype=np.float64) if ref_f is not None else None,
                       statuses=status.reshape(batch) if batch else None, gemms=eng.gemms,
@@ -832,7 +818,7 @@ def iterate(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: f
 
     def state(ell):
         A_, B_, C_, D_, kB = eng.state
-        f = lambda X, k: _mul_pow2(X.to(torch.float64), k).cpu().numpy()
+        f = lambda X, k: mul_pow2(X.to(torch.float64), k).cpu().numpy()
         bd = eng.bounds[0]
         return PolyIterate(ell, f(A_, eA), f(B_, eB + kB), f(C_, eC), f(D_, E),
                            Bounds(bd.u * unit, bd.b * unit, bd.l * unit))
