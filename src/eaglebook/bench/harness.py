@@ -187,6 +187,20 @@ def _median_time(fn, repeats: int, *args, **kw) -> tuple[bl.Trace, float, list[f
     return tr, wall, times
 
 
+def _paired_vs_svd(A, B, C, ref, *, S, seed: int, repeats: int) -> dict:
+    """EAGLE's solver time to 1e-6 and SVD's time, interleaved (EAGLE, SVD, then SVD, EAGLE, ...) after one
+    untimed round: the paired repeats of chapter 7's "matches SVD" rows (``None`` where EAGLE misses 1e-6)."""
+    runs = {"EAGLE": lambda: _iterative("EAGLE", A, B, C, ref, S=S, target=1e-6, seed=seed).time_to(1e-6),
+            "SVD": lambda: _direct("SVD", A, B, C, ref).elapsed}
+    for f in runs.values():
+        f()
+    times = {k: [] for k in runs}
+    for rep in range(repeats):
+        for k in (("EAGLE", "SVD") if rep % 2 == 0 else ("SVD", "EAGLE")):
+            times[k].append(runs[k]())
+    return dict(target=1e-6, eagle_times=times["EAGLE"], svd_times=times["SVD"])
+
+
 def _lstsq_time(A, B, C, ref, repeats=3) -> float:
     bl.lstsq(A, B, C, reference=ref)    # warm-up
     return statistics.median(bl.lstsq(A, B, C, reference=ref).elapsed for _ in range(repeats))
@@ -279,6 +293,8 @@ def centralized(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> d
         for name in ITERATIVE:
             tr, wall = _call(_iterative, name, A, B, C, ref, S=S, target=1e-12, rank_deficient=rd, seed=seed)
             row["runs"][name] = run_record(tr, baseline_time=base, wall=wall)
+        if not rd:
+            row["vs_svd"] = _paired_vs_svd(A, B, C, ref, S=S, seed=seed, repeats=max(S.repeats, 3))
         out["sweep"].append(row)
 
     # headline: n = 240, κ = 1e4, full rank, to 1e-6, repeated
