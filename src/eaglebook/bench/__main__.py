@@ -57,24 +57,21 @@ def _positive_float(s):
     return v
 
 
-def _ints(s):
-    try:
-        vs = tuple(int(x) for x in s.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be comma-separated integers, got {s!r}") from None
-    if not vs or min(vs) < 2:
-        raise argparse.ArgumentTypeError(f"must be comma-separated integers >= 2, got {s!r}")
-    return vs
+def _tuple_of(cast, minimum, what: str):
+    """An argparse type: comma-separated values of ``cast``, each >= ``minimum``."""
+    def parse(s):
+        try:
+            vs = tuple(cast(x) for x in s.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be comma-separated {what}, got {s!r}") from None
+        if not vs or min(vs) < minimum:
+            raise argparse.ArgumentTypeError(f"must be comma-separated {what} >= {minimum}, got {s!r}")
+        return vs
+    return parse
 
 
-def _floats(s):
-    try:
-        vs = tuple(float(x) for x in s.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be comma-separated numbers, got {s!r}") from None
-    if not vs or min(vs) < 1:
-        raise argparse.ArgumentTypeError(f"must be comma-separated numbers >= 1, got {s!r}")
-    return vs
+_ints = _tuple_of(int, 2, "integers")
+_floats = _tuple_of(float, 1, "numbers")
 
 
 # the size options of each part: (flag, BenchSizes field, type, help)
