@@ -94,8 +94,11 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     scorecard = (html / "book" / "index.html").read_text()
     for regime in ("unconstrained", "distributed", "sketched"):   # every regime's chapter-4 rows
         assert f"C4_{regime}_eta" in scorecard, regime
-    # every claim of the paper has its headline row(s) recorded by some chapter of the build
-    assert "not run in this build" not in scorecard and "<em>not run</em>" not in scorecard
+    # every claim of the paper has its headline row(s) recorded by some chapter of the build (the claims of the
+    # neighbouring paper follow in their own section: the ci profile trains only part of chapter 10's models)
+    paper_claims, found, neighbour = scorecard.partition('id="claims-of-a-neighbouring-paper"')
+    assert found and "Vladymyrov" in neighbour
+    assert "not run in this build" not in paper_claims and "<em>not run</em>" not in paper_claims
     sketched = (html / "book" / "_regimes" / "04_extract-sketched.html").read_text()
     assert "fig-extract-sketch-sketched" in sketched and "<img" in sketched
     page = (html / "book" / "01_task.html").read_text()
