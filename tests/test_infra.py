@@ -487,4 +487,12 @@ def test_a_timing_ratio_inside_its_spread_is_not_judged(claims):
     fast = timing.ratio([0.5, 0.6, 0.55], [1.0, 1.0, 1.0])
     d3 = led.declare("t3", what="w", criterion=report.at_most(0.9), claim="freeze-rounds", role="headline")
     assert led.record(d3, fast.median, timing=fast) == "reproduced"
+    # decided (beyond noise), but the range of the pairs straddles the criterion's boundary: no verdict either
+    wide = timing.ratio([0.5, 0.8, 0.9], [1.0, 1.0, 1.0])
+    d4 = led.declare("t4", what="w", criterion=report.at_most(0.7), claim="freeze-rounds", role="evidence")
+    assert wide.decided and led.record(d4, wide.median, timing=wide) == report.NOT_JUDGED
+    assert led.comparisons["t4"]["why"] == "the spread spans the criterion's boundary"
+    # the range scales with the statistic (a ratio divided by a constant is judged on its scaled range)
+    d5 = led.declare("t5", what="w", criterion=report.at_most(0.1), claim="freeze-rounds", role="evidence")
+    assert led.record(d5, fast.median / 10, timing=fast) == "reproduced"
     assert "0.5–0.6, 3 repeats" in report.comparisons_table(report.load_ledgers("ci"))

@@ -249,8 +249,9 @@ class Ledger:
         """The value of a declared comparison and its verdict (never raises on a mismatch); glue the numbers.
 
         The verdict is the criterion's, except "not judged" for an outlier-dominated statistic that is not
-        the paper's own, for a comparison in another setting than the paper's, and for a timing ratio whose
-        spread includes 1 (``timing``: the :class:`eaglebook.timing.Ratio` behind ``ours``; ``why`` says which)."""
+        the paper's own, for a comparison in another setting than the paper's, for a timing ratio whose
+        spread includes 1, and for one whose spread (scaled to ``ours``) straddles a boundary of the criterion
+        (``timing``: the :class:`eaglebook.timing.Ratio` behind ``ours``; ``why`` says which)."""
         key = comparison.key if isinstance(comparison, Comparison) else comparison
         if key not in self.declared:
             raise ValueError(f"comparison {key!r} was not declared: call Ledger.declare before computing it")
@@ -264,6 +265,10 @@ class Ledger:
             verdict, why = NOT_JUDGED, "different setting"
         elif timing is not None and not timing.decided:
             verdict, why = NOT_JUDGED, "within noise"
+        elif timing is not None and len({crit.verdict(v * q / timing.median, c["paper"]) for q in (timing.lo, timing.hi)}) > 1:
+            # the paired ratios' range (scaled to the statistic) straddles a boundary of the criterion: the
+            # verdict would depend on which repeat is the median (a rule added after the paper-profile runs)
+            verdict, why = NOT_JUDGED, "the spread spans the criterion's boundary"
         else:
             verdict = crit.verdict(v, c["paper"])
         self.comparisons[key] = dict(
