@@ -120,6 +120,12 @@ CASES = {
         np.linspace(0, 5, 11), {"oracle": list(0.1 + 0.05 * np.linspace(0, 5, 11) ** 2),
                                 "ConstRR": list(0.12 + 0.06 * np.linspace(0, 5, 11) ** 2),
                                 "DIAG, 3 layers": list(0.11 + 0.055 * np.linspace(0, 5, 11) ** 2)}),
+    "plot_layer_constants": lambda: plotting.plot_layer_constants(
+        {f"{L} layers": (list(np.linspace(0.8, 1.2, L)), list(np.linspace(1.5, 2.2, L))) for L in (2, 4, 8)},
+        eta=1.0, gamma=1.9),
+    "plot_layer_errors": lambda: plotting.plot_layer_errors(
+        {"model, 8 layers": list(0.1 * 0.3 ** np.arange(9)), "EAGLE, 8 iterations": list(0.1 * 10.0 ** -(2.0 ** np.arange(9) / 40))},
+        floor=1e-7),
 }
 
 

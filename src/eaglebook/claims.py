@@ -10,17 +10,20 @@ headline rows give the claim its verdict; evidence is shown beneath it and never
 summary of the paper (``kind="secondary"``: claims that circulate about the paper but are not in it; they
 are listed apart and never enter the tally), or another paper whose claims the book tests in the
 paper's frame (``kind="neighbour"``: chapter 10 tests Vladymyrov et al. 2024; these claims have headline
-rows and verdicts of their own, in a table of their own, and never enter the paper's tally).
+rows and verdicts of their own, in a table of their own, and never enter the paper's tally), or a question
+the paper leaves open (``kind="beyond"``: chapter 11 changes one thing of the set-up and asks whether the
+same algorithm emerges; there is no paper value, the verdict is the chapter's declared test, shown as
+yes / partly / no, in a section of its own, never tallied).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PaperClaim", "CLAIMS", "claim", "PAPER", "SECONDARY", "NEIGHBOUR", "KINDS"]
+__all__ = ["PaperClaim", "CLAIMS", "claim", "PAPER", "SECONDARY", "NEIGHBOUR", "BEYOND", "KINDS"]
 
-PAPER, SECONDARY, NEIGHBOUR = "paper", "secondary", "neighbour"
-KINDS = (PAPER, SECONDARY, NEIGHBOUR)
+PAPER, SECONDARY, NEIGHBOUR, BEYOND = "paper", "secondary", "neighbour", "beyond"
+KINDS = (PAPER, SECONDARY, NEIGHBOUR, BEYOND)
 #: The neighbouring paper of chapter 10.
 V24 = "Vladymyrov et al. 2024"
 
@@ -31,7 +34,7 @@ class PaperClaim:
     chapter: str          # the chapter that tests it (the scorecard links there)
     statement: str        # the claim, in one sentence
     source: str           # where it is made
-    kind: str = PAPER     # PAPER, SECONDARY or NEIGHBOUR
+    kind: str = PAPER     # PAPER, SECONDARY, NEIGHBOUR or BEYOND
     parts: tuple[str, ...] = ()   # the regimes (or other parts) for which the paper states it; () = one part
 
     def __post_init__(self):
@@ -40,6 +43,7 @@ class PaperClaim:
 
 
 _U, _D, _S = "unconstrained", "distributed", "sketched"
+_LIMITS = "camera-ready, limitations"
 ALL3 = (_U, _D, _S)
 
 CLAIMS: tuple[PaperClaim, ...] = (
@@ -123,6 +127,26 @@ CLAIMS: tuple[PaperClaim, ...] = (
                f"{V24}, §5 and Table 1", kind=NEIGHBOUR),
     PaperClaim("v24-beat-adarr", "10_noisy_regression", "With 4 or more layers the linear transformers beat AdaRR "
                "for σ_max ≥ 4.", f"{V24}, §5 and Table 1", kind=NEIGHBOUR, parts=("DIAG", "FULL")),
+    # chapter 11: the paper's open questions, one change to its set-up each (no paper value; never tallied)
+    *(PaperClaim(f"b-{key}", "11_beyond", statement, src, kind=BEYOND) for key, statement, src in (
+        ("softmax", "With softmax attention in place of linear attention, the same algorithm emerges.",
+         _LIMITS + ": extension to non-linear models is open"),
+        ("depth2", "With 2 layers, the same algorithm emerges.", "camera-ready App. B (4 layers throughout)"),
+        ("depth8", "With 8 layers, the same algorithm emerges.", "camera-ready App. B (4 layers throughout)"),
+        ("depth-order", "With 8 layers the model's error falls doubly exponentially from layer to layer, as "
+         "Theorem 1 predicts for EAGLE once conditioned.", "camera-ready Theorem 1 (§5)"),
+        ("scale", "At n = d = 36 with s = 20, the same algorithm emerges.", "camera-ready App. B (n = d = 18 in training)"),
+        ("noise-half", "With σ² = 0.01 on half of the training samples, the same algorithm emerges.",
+         "a secondary summary's reading of App. C"),
+        ("noise-all", "With σ² = 0.01 on every sample (the book's reading of App. C), the same algorithm emerges.",
+         "camera-ready App. C.2"),
+        ("floor", "On data with a full-rank floor (rank X > rank A), the same algorithm emerges.",
+         "camera-ready (low-rank data throughout)"),
+        ("sgd", "Trained with SGD and momentum instead of Adam, the same algorithm emerges.",
+         _LIMITS + ": one pre-training recipe"),
+        ("lr-low", "With Adam at 0.3 × the learning rate, the same algorithm emerges.", _LIMITS + ": one pre-training recipe"),
+        ("lr-high", "With Adam at 3 × the learning rate, the same algorithm emerges.", _LIMITS + ": one pre-training recipe"),
+    )),
     # claims found only in secondary summaries of the paper (listed apart, never tallied)
     PaperClaim("s-randsketch", "07_benchmarks", "EAGLE reaches 1e-6 in about ⅓ of RandSketch+CG's wall-clock at κ = 1e4.",
                "a secondary summary (not in the camera-ready text)", kind=SECONDARY),

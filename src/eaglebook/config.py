@@ -38,6 +38,11 @@ PROFILES = ("paper", "ci")
 #: The paper's three regimes, in the paper's order (the registry: :mod:`eaglebook.regimes`).
 REGIMES = regimes.PAPER
 
+#: The attention of the model's layers (``ModelConfig.attention``) and the optimisers of the recipe
+#: (``TrainConfig.optimizer``).
+ATTENTIONS = ("linear", "softmax")
+OPTIMIZERS = ("adam", "sgd")
+
 #: The metadata key of a hash-neutral field (see :func:`neutral`; read by ``eaglebook.cache``).
 HASH_NEUTRAL = "eaglebook.hash_neutral"
 
@@ -109,6 +114,13 @@ class TaskConfig:
     s: int = 10
     alpha: float = 0.7
     noise_var: float = 0.0
+    #: the share of samples that carry the noise (1: every sample, the book's reading; 0.5: the "half of the
+    #: training samples" reading of secondary summaries, chapter 11).  Hash-neutral.
+    noise_fraction: float = neutral(1.0)
+    #: variance of a full-rank Gaussian component that is part of the *truth* X (not noise on the
+    #: observation): with it rank(X) = min(d+d', n+n') > rank(A) and the Nyström completion is no longer
+    #: the truth (chapter 11).  Hash-neutral.
+    floor_var: float = neutral(0.0)
 
     def __post_init__(self):
         for k in ("n", "d", "n_prime", "d_prime", "s"):
@@ -117,6 +129,8 @@ class TaskConfig:
             raise ValueError(f"parameter s={self.s} is not valid; the rank cannot exceed min(n+n', d+d')")
         check_float("alpha", self.alpha, upper=1.0, allowed="0 < alpha <= 1")
         check_float("noise_var", self.noise_var, lower_open=False, upper_closed=False, allowed="finite numbers >= 0")
+        check_float("noise_fraction", self.noise_fraction, lower_open=False, upper=1.0, allowed="numbers in [0, 1]")
+        check_float("floor_var", self.floor_var, lower_open=False, upper_closed=False, allowed="finite numbers >= 0")
 
 
 @dataclass(frozen=True)
@@ -130,9 +144,13 @@ class ModelConfig:
     machines: int = 3       # distributed: number of machines M
     init_std: float = 0.02  # the paper gives no initialisation (the book's reading notes)
     vp_width: int | None = None  # sketched: columns of W_V, W_P; None = r + n' (the paper's App. B.4 as written)
+    #: "linear" (the paper's) or "softmax": softmax over the d keys the mask leaves, no 1/√k scaling
+    #: (chapter 11).  Hash-neutral.
+    attention: str = neutral("linear")
 
     def __post_init__(self):
         object.__setattr__(self, "regime", regimes.canonical(self.regime))
+        choice("attention", self.attention, ATTENTIONS)
         check_int("layers", self.layers, minimum=1)
         check_int("heads", self.heads, minimum=1)
         check_int("r", self.r, minimum=1)
@@ -157,6 +175,9 @@ class TrainConfig:
     seed: int = 0
     dtype: str = "float32"
     skip_nonfinite: bool = True
+    #: "adam" (the paper's) or "sgd" (SGD with heavy-ball momentum ``momentum``; chapter 11).  Hash-neutral.
+    optimizer: str = neutral("adam")
+    momentum: float = neutral(0.9)
 
     def __post_init__(self):
         check_int("steps", self.steps, minimum=1)
@@ -165,6 +186,8 @@ class TrainConfig:
         check_float("clip", self.clip, allowed="numbers > 0 (inf: no clipping)")
         check_int("seed", self.seed, minimum=0)
         choice("dtype", self.dtype, ("float32", "float64"))
+        choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_float("momentum", self.momentum, lower_open=False, upper=1.0, upper_closed=False, allowed="numbers in [0, 1)")
         regimes.get(self.model.regime).validate(self.model, self.task)   # e.g. M must divide n
 
 
@@ -331,7 +354,7 @@ class Knob:
 
     ``part``: where it lives (``task``: :class:`TaskConfig`, ``model``: :class:`ModelConfig`, ``train``:
     :class:`TrainConfig`, ``profile``: :class:`Profile`), under the field ``name``; ``kind``: ``int``,
-    ``float``, ``int_or_none`` or ``seeds``; ``symbol``: as the paper writes it; ``what``: in words.
+    ``float``, ``int_or_none``, ``choice`` (a string from a fixed list) or ``seeds``; ``symbol``: as the paper writes it; ``what``: in words.
     The allowed range is checked where the value lands (the config classes), so that the error names
     the knob and its range.
     """
@@ -351,16 +374,21 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     Knob("s", "task", "int", "s", "rank of X"),
     Knob("alpha", "task", "float", "α", "decay of the spectrum, Σ_ii = α^i"),
     Knob("noise_var", "task", "float", "σ²", "variance of the noise on every entry of X"),
+    Knob("noise_fraction", "task", "float", "noise share", "share of the samples that carry the noise"),
+    Knob("floor_var", "task", "float", "σ²_floor", "variance of a full-rank part of the true X (not low-rank data)"),
     Knob("layers", "model", "int", "L", "layers"),
     Knob("heads", "model", "int", "H", "attention heads (unconstrained)"),
     Knob("r", "model", "int", "r", "rank of W_Q, W_K (sketched)"),
     Knob("vp_width", "model", "int_or_none", "k", "columns of W_V, W_P (sketched; None: r + n′)"),
     Knob("machines", "model", "int", "M", "machines (distributed)"),
     Knob("init_std", "model", "float", "init std", "standard deviation of the initial weights"),
+    Knob("attention", "model", "choice", "attention", "the layers' attention: linear (the paper's) or softmax"),
     Knob("steps", "train", "int", "steps", "training steps"),
     Knob("batch", "train", "int", "batch", "batch size"),
-    Knob("lr", "train", "float", "lr", "learning rate of Adam"),
+    Knob("lr", "train", "float", "lr", "learning rate"),
     Knob("clip", "train", "float", "clip", "gradient-norm clipping"),
+    Knob("optimizer", "train", "choice", "optimiser", "adam (the paper's) or sgd (with momentum)"),
+    Knob("momentum", "train", "float", "momentum", "SGD's momentum (optimizer sgd only)"),
     Knob("seeds", "profile", "seeds", "seeds", "the profile's seeds: a count k (seeds 0..k−1) or a list"),
 )}
 

@@ -261,7 +261,8 @@ class Ledger:
         why = ""
         if not c["judge"]:
             verdict, why = NOT_JUDGED, c.get("reason") or "outlier-dominated"
-        elif c["setting"] != PAPER_SETTING:
+        elif c["setting"] != PAPER_SETTING and _claims.claim(c["claim"]).kind != _claims.BEYOND:
+            # (chapter 11's questions are about a changed setting: their setting names the change)
             verdict, why = NOT_JUDGED, "different setting"
         elif timing is not None and not timing.decided:
             verdict, why = NOT_JUDGED, "within noise"

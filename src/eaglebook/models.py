@@ -4,7 +4,8 @@ One layer is
 
     Z_{ℓ+1} = Z_ℓ + Σ_h ((Z W_Q^h)(Z W_K^h)ᵀ ⊙ M) Z W_V^h (W_P^h)ᵀ
 
-with no softmax, MLP, LayerNorm or 1/√k scaling.  ``Z`` is ``(batch, d+d', features)``: the tokens
+with no softmax, MLP, LayerNorm or 1/√k scaling (``ModelConfig.attention = "softmax"`` puts a softmax over
+the keys in, for chapter 11's question; everything else stays).  ``Z`` is ``(batch, d+d', features)``: the tokens
 are the d+d' *rows* of X = [[A, C], [B, D]], the features its columns (the book's reading notes: token orientation).
 ``M = tasks.token_mask`` lets every token read the first d tokens only.
 
@@ -112,6 +113,7 @@ class LinearTransformer(nn.Module):
         if not torch.equal(M, expect):
             raise ValueError("tasks.token_mask is not [1 1_dᵀ, 0]; LinearTransformer slices keys to the first d tokens")
         self.layout = self.rg.layout(model_cfg, task)
+        self.kernel = KERNELS[model_cfg.attention]
         self.heads = self.layout.heads
         self.machines, self.F_mu, self.n_mu = self.layout.blocks, self.layout.block, self.layout.data
         gdev = generator.device
@@ -245,9 +247,9 @@ class LinearTransformer(nn.Module):
         acts = [Z] if keep else None
         for l in range(L):
             if l == L - 1 and not keep:
-                O = rg.attend(self, _attention, Z, wq[l], d)               # the d' query rows only
+                O = rg.attend(self, self.kernel, Z, wq[l], d)               # the d' query rows only
                 return rg.last_update(self, Z, O, wv[l]), None
-            Z = rg.add_update(self, Z, rg.attend(self, _attention, Z, wq[l], 0), wv[l])   # Σ_h O^h W_VP^h
+            Z = rg.add_update(self, Z, rg.attend(self, self.kernel, Z, wq[l], 0), wv[l])   # Σ_h O^h W_VP^h
             if keep:
                 acts.append(Z)
         return None, [rg.raw(self, a) for a in acts]
@@ -264,7 +266,8 @@ class LinearTransformer(nn.Module):
         return acts if raw else [self.unembed(a) for a in acts]
 
     def extra_repr(self) -> str:
-        return f"regime={self.regime}, layers={self.L}, heads={self.heads}, features={self.features}"
+        att = "" if self.cfg.attention == "linear" else f", attention={self.cfg.attention}"
+        return f"regime={self.regime}, layers={self.L}, heads={self.heads}, features={self.features}{att}"
 
 
 class _Attention(torch.autograd.Function):
@@ -320,6 +323,27 @@ class _Attention(torch.autograd.Function):
 
 def _attention(Z: torch.Tensor, wq: torch.Tensor, d: int, q0: int) -> torch.Tensor:
     return _Attention.apply(Z, wq, d, q0)
+
+
+def _softmax_attention(Z: torch.Tensor, wq: torch.Tensor, d: int, q0: int) -> torch.Tensor:
+    """Masked *softmax* attention of all heads (chapter 11's change; autograd backward).
+
+    Same inputs and output layout as :class:`_Attention`; block h of the output is
+    softmax_row(Z_q W_QK^h Z_kᵀ) Z_k: each query's weights over the d keys the mask leaves sum to 1.
+    No 1/√k scaling, as in the linear layers (the weights can learn any scale).
+    """
+    N, T, F = Z.shape
+    HF = wq.shape[1]
+    Zk = Z[:, :d]
+    Zq = Z[:, q0:] if q0 else Z
+    Tq = T - q0
+    P = torch.matmul(Zq, wq).view(N, Tq * (HF // F), F)                   # row (t, h) = Z_t W_QK^h
+    S = torch.softmax(torch.bmm(P, Zk.transpose(1, 2)), dim=-1)           # (N, Tq·H, d)
+    return torch.bmm(S, Zk).view(N, Tq, HF)
+
+
+#: The layer kernels by ``ModelConfig.attention``.
+KERNELS = {"linear": _attention, "softmax": _softmax_attention}
 
 
 def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, S=None):

@@ -1154,3 +1154,45 @@ def plot_shrinkage(sigmas, curves: dict):
     b.set_xlabel(r"$\sigma_\tau$"); b.set_ylabel("loss − oracle ridge")
     legend_outside(b)
     return finish(fig)
+
+
+#: Chapter 11: one style per depth (2, 4, 8 layers and any other), darker for deeper models.
+def _depth_style(i: int, n: int) -> dict:
+    markers = ("o", "s", "^", "D", "v", "P")
+    styles = ("-", "--", "-.", ":")
+    return dict(color=plt.cm.viridis(0.15 + 0.7 * i / max(1, n - 1)), marker=markers[i % len(markers)],
+                linestyle=styles[i % len(styles)])
+
+
+def plot_layer_constants(series: dict, *, eta: float, gamma: float):
+    """Per-layer constants η_ℓ (left) and γ_ℓ (right) of several models (``series``: label → (η_ℓ, γ_ℓ)),
+    layer index scaled to [0, 1] so that depths compare, with the paper's η and γ (dotted)."""
+    fig, (a, b) = subplots(1, 2)
+    for i, (label, (eta_l, gam_l)) in enumerate(series.items()):
+        st = _depth_style(i, len(series))
+        L = len(gam_l)
+        x = np.arange(L) / max(1, L - 1)
+        a.plot(x[:max(1, L - 1)], np.asarray(eta_l)[:max(1, L - 1)], label=label, **st)
+        b.plot(x, gam_l, label=label, **st)
+    for ax, v, name in ((a, eta, r"$\eta_\ell$"), (b, gamma, r"$\gamma_\ell$")):
+        ax.axhline(v, color="k", lw=0.7, ls=":", label="paper" if ax is b else None)
+        ax.set_xlabel(r"layer $\ell / (L-1)$")
+        ax.set_ylabel(f"{name} (batch-max norm)")
+        log_if_wide(ax, "y")
+    legend_outside(b)
+    return finish(fig)
+
+
+def plot_layer_errors(series: dict, *, floor: float | None = None):
+    """Median test MSE of the read-out −D_ℓ after each layer ℓ (log axis) for several models or readings
+    (``series``: label → errors for ℓ = 0..L); ``floor``: a horizontal line (e.g. float32's resolution)."""
+    fig, ax = subplots()
+    for i, (label, e) in enumerate(series.items()):
+        e = np.asarray(e, float)
+        ax.semilogy(np.arange(e.size), np.maximum(e, 1e-300), label=label, **_depth_style(i, len(series)))
+    if floor is not None:
+        ax.axhline(floor, color="k", lw=0.6, ls=":", label="float32 resolution")
+    ax.set_xlabel(r"layer $\ell$")
+    ax.set_ylabel(r"median MSE of $-D_\ell$")
+    legend_outside(ax)
+    return finish(fig)

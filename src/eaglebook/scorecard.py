@@ -24,7 +24,7 @@ from .ledger import EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
 from .provenance import chapter_hash, code_hash
 
 __all__ = ["BOOK_PARAMETERS", "stale_reason", "load_ledgers", "rows", "ClaimResult", "claim_results",
-           "verdict_counts", "claims_table", "neighbour_table", "comparisons_table", "secondary_table", "checks_table",
+           "verdict_counts", "claims_table", "neighbour_table", "beyond_table", "beyond_label", "BEYOND_LABELS", "comparisons_table", "secondary_table", "checks_table",
            "scorecard_points", "toc_chapters", "NOT_RUN", "machines_table"]
 
 #: The chapter parameters whose ledgers the scorecard accepts (the book's own build).
@@ -166,9 +166,30 @@ def _declared(row: dict) -> str:
     return row.get("declared") or "in advance"
 
 
+#: How chapter 11's questions (:data:`eaglebook.claims.BEYOND`) show their verdicts: the statement holds
+#: (yes), partly, or not (no), by the chapter's declared test; there is no paper value to reproduce.
+BEYOND_LABELS = {"reproduced": "yes", "partly": "partly", "not reproduced": "no"}
+
+
+def _is_beyond(row: dict) -> bool:
+    try:
+        return _claims.claim(row.get("claim")).kind == _claims.BEYOND
+    except ValueError:
+        return False
+
+
+def beyond_label(verdict: str) -> str:
+    """A verdict as chapter 11's questions show it (:data:`BEYOND_LABELS`; "not judged"/"not run" unchanged)."""
+    return BEYOND_LABELS.get(verdict, verdict)
+
+
 def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _claims.PAPER) -> str:
     """One row per claim of ``kind`` (default: the paper's): the claim (with its source, headline statistic,
-    criterion and when it was declared), the paper's value, ours (per part), and the claim's verdict."""
+    criterion and when it was declared), the paper's value, ours (per part), and the claim's verdict.
+    For chapter 11's questions (``kind="beyond"``) the value column is the declared test and the verdicts
+    read yes / partly / no (:data:`BEYOND_LABELS`)."""
+    if kind == _claims.BEYOND:
+        return _beyond_table(ledgers, link=link)
     head = "paper" if kind == _claims.PAPER else "their paper"
     out = [f"| # | claim | {head} | ours (headline) | verdict |", "|---|---|---|---|---|"]
     for i, res in enumerate(claim_results(ledgers, kind=kind), 1):
@@ -200,6 +221,31 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
         out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(' / '.join(dict.fromkeys(paper)) or '—')} | "
                    f"{_cell('<br>'.join(ours))} | {_cell(verdict)} |")
     return "\n".join(out)
+
+
+def _beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+    out = ["| # | question | test (declared in advance) | ours | answer |", "|---|---|---|---|---|"]
+    for i, res in enumerate(claim_results(ledgers, kind=_claims.BEYOND), 1):
+        c = res.claim
+        name = f"[{c.statement}]({c.chapter}.md)" if link else c.statement
+        if None in res.headline:
+            key, row = res.headline[None]
+            test = f"{row['what']}: {row['criterion']}"
+            ours = _fmt(row["ours"])
+            meta = f"<br><small>source: {c.source} · declared {_declared(row)}</small>"
+        else:
+            test, ours, meta = "—", f"*{NOT_RUN}*", f"<br><small>source: {c.source}</small>"
+        label = beyond_label(res.verdict)
+        verdict = (f"**{label}**" if res.verdict in VERDICTS else f"*{label}*") + (
+            f"<br><small>{res.why}</small>" if res.why else "")
+        out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(test)} | {_cell(ours)} | {_cell(verdict)} |")
+    return "\n".join(out)
+
+
+def beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+    """Chapter 11's questions (:data:`eaglebook.claims.BEYOND`), one row each: the declared test, our value
+    and the answer (yes / partly / no), apart from the paper's tally."""
+    return _beyond_table(ledgers, link=link)
 
 
 def neighbour_table(ledgers: list[Ledger], *, link: bool = False) -> str:
@@ -241,6 +287,8 @@ def comparisons_table(ledgers: list[Ledger], *, link: bool = False, provenance: 
             meta = (f"<br><small>{tag} · source: {c.get('source', '')} · setting: {setting} · "
                     f"declared {_declared(c)}</small>")
             verdict = _verdict_text(c, bold=role == HEADLINE)
+            if _is_beyond(c):     # chapter 11's questions: no paper value, the answer to the declared test
+                verdict = verdict.replace(c["verdict"], beyond_label(c["verdict"]), 1)
             if c.get("why") and c.get("criterion_verdict") and c["verdict"] == NOT_JUDGED:
                 verdict += f"<br><small>(criterion alone: {c['criterion_verdict']})</small>"
             if c.get("robust") is False and c.get("why") != "outlier-dominated":

@@ -19,7 +19,7 @@ from ._arrays import Blocks, as_rng, check_finite, check_shapes, is_number, mach
 from .config import TaskConfig
 
 __all__ = [
-    "Blocks", "split", "assemble", "prompt", "sample_X", "nystrom", "token_mask",
+    "Blocks", "split", "assemble", "prompt", "sample_X", "sample_parts", "nystrom", "token_mask",
     "feature_owner", "make_problem", "scalar_regression", "check_finite", "diverse_problem", "alpha_schedule",
     "MAX_PARTIAL_ALPHA",
 ]
@@ -55,13 +55,16 @@ def _sigma_sqrt(task: TaskConfig, dtype, device) -> torch.Tensor:
     return task.alpha ** (i / 2)
 
 
-def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
-             dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """Draw a batch from the paper's distribution; return ``(X_clean, X_observed)``.
+def sample_parts(task: TaskConfig, batch: int, *, generator: torch.Generator, dtype: torch.dtype = torch.float32,
+                 device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Draw a batch; return ``(X_lowrank, X_clean, X_observed)``.
 
-    X = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (the paper's data model).  ``X_observed`` adds
-    i.i.d. N(0, σ²) noise to every entry when ``task.noise_var > 0`` and is ``X_clean`` otherwise.
-    Sampling happens on ``generator``'s device, then moves to ``device``.
+    ``X_lowrank`` = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (the paper's data model).  ``X_clean``,
+    the truth, adds i.i.d. N(0, σ²_floor) entries when ``task.floor_var > 0`` (a full-rank part: data that is
+    not low-rank, chapter 11) and is ``X_lowrank`` otherwise.  ``X_observed`` adds i.i.d. N(0, σ²) noise when
+    ``task.noise_var > 0``: to every sample, or with ``task.noise_fraction`` < 1 to the first
+    round(fraction · batch) samples of the batch only.  Sampling happens on ``generator``'s device, then moves
+    to ``device``; with the default floor and fraction it draws exactly what it always drew.
     """
     if batch < 1:
         raise ValueError(f"argument batch={batch} must be >= 1")
@@ -69,11 +72,28 @@ def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
     sq = _sigma_sqrt(task, dtype, gdev)
     R1 = torch.randn(batch, task.d + task.d_prime, task.s, generator=generator, dtype=dtype, device=gdev) * sq
     R2 = torch.randn(batch, task.n + task.n_prime, task.s, generator=generator, dtype=dtype, device=gdev) * sq
-    X = R1 @ R2.transpose(-1, -2) / math.sqrt(task.s)
+    X_low = R1 @ R2.transpose(-1, -2) / math.sqrt(task.s)
+    X = X_low
+    if task.floor_var > 0:
+        X = X_low + math.sqrt(task.floor_var) * torch.randn(X.shape, generator=generator, dtype=dtype, device=gdev)
     Xo = X
     if task.noise_var > 0:
-        Xo = X + math.sqrt(task.noise_var) * torch.randn(X.shape, generator=generator, dtype=dtype, device=gdev)
-    return X.to(device), Xo.to(device)
+        E = math.sqrt(task.noise_var) * torch.randn(X.shape, generator=generator, dtype=dtype, device=gdev)
+        if task.noise_fraction < 1:
+            E[round(task.noise_fraction * batch):] = 0
+        Xo = X + E
+    return X_low.to(device), X.to(device), Xo.to(device)
+
+
+def sample_X(task: TaskConfig, batch: int, *, generator: torch.Generator,
+             dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw a batch from the paper's distribution; return ``(X_clean, X_observed)`` (:func:`sample_parts`).
+
+    X = R₁ R₂ᵀ/√s with i.i.d. rows of R₁, R₂ from N(0, Σ) (the paper's data model).  ``X_observed`` adds
+    i.i.d. N(0, σ²) noise to every entry when ``task.noise_var > 0`` and is ``X_clean`` otherwise.
+    """
+    _, X, Xo = sample_parts(task, batch, generator=generator, dtype=dtype, device=device)
+    return X, Xo
 
 
 def nystrom(A, B, C, *, rcond: float | None = None):

@@ -224,7 +224,7 @@ class _Live:
         if init_state is not None:
             model.load_state_dict({k: v.to(dtype) for k, v in init_state.items()})
         params = list(model.parameters())
-        return cls(model, adam(params, cfg.lr, dev), params, torch.Generator(device=dev).manual_seed(s_train))
+        return cls(model, optimizer(cfg, params, dev), params, torch.Generator(device=dev).manual_seed(s_train))
 
 
 @dataclass
@@ -346,6 +346,14 @@ def train_step(model: LinearTransformer, opt: torch.optim.Optimizer, params: lis
         return lv, gv, False
     opt.step()
     return lv, gv, True
+
+
+def optimizer(cfg: TrainConfig, params, dev: torch.device) -> torch.optim.Optimizer:
+    """The recipe's optimiser: the paper's Adam (:func:`adam`), or SGD with heavy-ball momentum
+    ``cfg.momentum`` (``cfg.optimizer == "sgd"``, chapter 11), both at the constant rate ``cfg.lr``."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, foreach=True)
+    return adam(params, cfg.lr, dev)
 
 
 def adam(params, lr: float, dev: torch.device) -> torch.optim.Optimizer:

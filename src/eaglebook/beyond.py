@@ -1,0 +1,316 @@
+"""Beyond the paper (chapter 11): its open questions, each a one-change experiment on its set-up.
+
+The paper closes with its limits (linear attention only, one recipe, n = d = 18, low-rank data).  Each
+:class:`Change` is one named set of knob overrides (:data:`eaglebook.config.KNOBS`) applied to the paper's
+unconstrained configs; :func:`assess` runs the pipeline of chapters 4 and 5 on one trained model and
+returns the statistics of the declared "same algorithm" test (:func:`same_algorithm`):
+
+1. **structure**: the mean mass of W_QK and of W_VP off diag(a I_n, b I_n') is at most
+   :data:`STRUCTURE_MAX` for both (chapter 4's check bound; a random matrix scores about 1);
+2. **scaling law**: η within a factor 1.5 of 1 and γ within a factor 1.5 of 1.9 (chapter 4's criterion);
+3. **fidelity**: the extracted iteration's largest per-layer median squared error per entry against the
+   model's activations is at most 6e-4 (chapter 5's criterion, the paper's Table 1 bound);
+4. **beats zero**: the median MSE of predicting zero is at least 10 times the model's (the low end of
+   the paper's "10–50×"; medians of the same prompts, like for like).
+
+Readings of what a model computes instead (:func:`readings`): its prediction beside EAGLE's (the paper's
+η = 1, γ = 1.9, batch-max ρ per layer) and plain gradient descent's (η = 0, the same γ) run for as many
+iterations as the model has layers, on the same prompts.
+
+Pure functions of trained runs; nothing here trains (the chapter calls ``training.trained_all``).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from . import config, extraction, tasks
+from .ablations import Derived
+from .config import Profile, TrainConfig
+from .solver.update import update
+from .training import Run, seeds as _seeds
+
+__all__ = ["Change", "CHANGES", "change", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
+           "same_algorithm", "readings", "layer_errors", "order_of_convergence", "floor_targets", "noise_sets",
+           "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
+
+#: The declared "same algorithm" test (module docstring); fixed before any chapter-11 model was trained.
+STRUCTURE_MAX = 0.4
+LAW_FACTOR = 1.5
+ETA, GAMMA = 1.0, 1.9
+FIDELITY_MAX = 6e-4
+BEATS_ZERO_MIN = 10.0
+TESTS = ("structure", "scaling law", "fidelity", "beats zero")
+
+#: SGD's learning rate is not the paper's (it trains with Adam): it is chosen by a short probe over these
+#: rates (:func:`probed_lr`), by the lowest held-out median MSE.
+SGD_PROBE_LRS = (0.03, 0.1, 0.3, 1.0, 3.0)
+PROBED = "probed"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to the paper's unconstrained set-up: ``knobs`` (knob → value, a :class:`Derived` value
+    computed from the base config, or :data:`PROBED` for SGD's probed learning rate); ``claim``: its row
+    in :mod:`eaglebook.claims` (kind ``beyond``); ``question``: what it asks, in words."""
+    key: str
+    title: str
+    question: str
+    knobs: Mapping[str, Any] = field(default_factory=dict)
+    claim: str = ""
+
+    def __post_init__(self):
+        config.check_knobs(self.knobs)
+
+    def settings(self, base: TrainConfig, lr: float | None = None) -> dict[str, Any]:
+        """The knob overrides for ``base``; ``lr``: the probed rate (needed for a change with a PROBED value)."""
+        out = {}
+        for k, v in self.knobs.items():
+            if v is PROBED or v == PROBED:
+                if lr is None:
+                    raise ValueError(f"change {self.key!r} needs the probed learning rate: pass lr=beyond.probed_lr(...)")
+                v = float(lr)
+            out[k] = v.of(base) if isinstance(v, Derived) else v
+        return out
+
+    def config(self, base: TrainConfig, lr: float | None = None) -> TrainConfig:
+        return config.apply_knobs(base, self.settings(base, lr))
+
+
+def _times(f: float, what: str) -> Derived:
+    return Derived(f"{f:g} × {what}", lambda c: f * c.lr)
+
+
+CHANGES: tuple[Change, ...] = (
+    Change("paper", "the paper's set-up", "the reference: 4 layers, linear attention, Adam at 1e-3, n = d = 18",
+           claim=""),
+    Change("softmax", "softmax attention", "does the same algorithm emerge with softmax attention (same mask)?",
+           {"attention": "softmax"}, claim="b-softmax"),
+    Change("depth2", "2 layers", "with 2 layers, do the per-layer constants follow the same law?",
+           {"layers": 2}, claim="b-depth2"),
+    Change("depth8", "8 layers", "with 8 layers, do the constants follow one law, and does the error keep falling?",
+           {"layers": 8}, claim="b-depth8"),
+    Change("scale", "n = d = 36, s = 20", "at twice the size (n′ = d′ = 2), does the same algorithm emerge?",
+           {"n": 36, "d": 36, "s": 20}, claim="b-scale"),
+    Change("noise_half", "σ² = 0.01 on half the samples",
+           "noise on half of the training samples (a reading found in secondary summaries)",
+           {"noise_var": 0.01, "noise_fraction": 0.5}, claim="b-noise-half"),
+    Change("noise_all", "σ² = 0.01 on every sample", "noise on every sample (the book's reading; chapter 9)",
+           {"noise_var": 0.01}, claim="b-noise-all"),
+    Change("floor", "a full-rank floor, σ²_floor = 0.01",
+           "X = low-rank + a full-rank Gaussian part of variance 0.01: the Nyström completion is no longer the truth",
+           {"floor_var": 0.01}, claim="b-floor"),
+    Change("sgd", "SGD with momentum 0.9", "SGD with heavy-ball momentum (rate from a short probe) instead of Adam",
+           {"optimizer": "sgd", "momentum": 0.9, "lr": PROBED}, claim="b-sgd"),
+    Change("lr_low", "Adam, learning rate × 0.3", "Adam at 0.3 × the paper's learning rate",
+           {"lr": _times(0.3, "lr")}, claim="b-lr-low"),
+    Change("lr_high", "Adam, learning rate × 3", "Adam at 3 × the paper's learning rate",
+           {"lr": _times(3.0, "lr")}, claim="b-lr-high"),
+)
+
+
+def change(key: str) -> Change:
+    """The change named ``key``; an unknown key is a ``ValueError`` listing them."""
+    for c in CHANGES:
+        if c.key == key:
+            return c
+    raise ValueError(f"argument key={key!r} is not valid; allowed values: {', '.join(c.key for c in CHANGES)}")
+
+
+# --------------------------------------------------------------------------------------------- configs
+def probe_configs(profile: Profile, seed: int = 0) -> list[TrainConfig]:
+    """The SGD probe: the paper's unconstrained config with SGD (momentum 0.9) at each rate of
+    :data:`SGD_PROBE_LRS`, for a quarter of the profile's steps."""
+    base = profile.training("unconstrained", seed=seed)
+    steps = max(1, base.steps // 4)
+    return [config.apply_knobs(base, {"optimizer": "sgd", "momentum": 0.9, "lr": lr, "steps": steps})
+            for lr in SGD_PROBE_LRS]
+
+
+def probed_lr(runs: Sequence[Run]) -> float:
+    """The probe's rate with the lowest final held-out median MSE (a run that ended non-finite loses)."""
+    if not runs:
+        raise ValueError("argument runs is empty: pass the trained runs of beyond.probe_configs")
+    score = [r.final["test_mse_median"] if math.isfinite(r.final["test_mse_median"]) else math.inf for r in runs]
+    if not any(math.isfinite(s) for s in score):
+        raise ValueError("every SGD probe run ended non-finite; no rate to choose")
+    return float(runs[int(np.argmin(score))].cfg.lr)
+
+
+def configs(profile: Profile, ch: Change, seeds: Sequence[int], *, lr: float | None = None) -> list[TrainConfig]:
+    """The training configs of change ``ch`` for ``seeds`` (the paper's unconstrained ones, changed)."""
+    return [ch.config(profile.training("unconstrained", seed=s), lr) for s in seeds]
+
+
+# --------------------------------------------------------------------------------------------- test sets
+def _gen(cfg: TrainConfig, offset: int) -> torch.Generator:
+    return torch.Generator().manual_seed(_seeds(cfg.seed)[2] + offset)
+
+
+def noise_sets(cfg: TrainConfig, n: int, noise_var: float = 0.01) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Two held-out sets for comparing noise protocols on equal terms: ``"noisy"`` (σ² = ``noise_var`` on every
+    prompt) and ``"clean"`` (no noise), each (X_clean, X_observed) of ``n`` samples, float64, seeded by ``cfg.seed``."""
+    out = {}
+    for name, var in (("noisy", noise_var), ("clean", 0.0)):
+        task = dataclasses.replace(cfg.task, noise_var=var, noise_fraction=1.0)
+        out[name] = tasks.sample_X(task, n, generator=_gen(cfg, 1), dtype=torch.float64)
+    return out
+
+
+def floor_targets(cfg: TrainConfig, model, n: int = 2048) -> dict[str, dict[str, float]]:
+    """For data with a full-rank floor: the model's median MSE (over ``n`` held-out prompts) against each
+    candidate target: the true D (low-rank part plus floor), the low-rank part's D, the Nyström completion
+    B A^† C of the observed blocks, and the rank-s truncated one B A_s^† C (the best rank-s reading).
+    Also each candidate's own median MSE against the true D.  Returns {target: {"model": …, "vs_truth": …}}."""
+    X_low, X, Xo = tasks.sample_parts(cfg.task, n, generator=_gen(cfg, 2), dtype=torch.float64)
+    task = cfg.task
+    with torch.no_grad():
+        pred = model(tasks.prompt(Xo, task).to(next(model.parameters()).dtype)).to(torch.float64)
+    A, B, C, _ = tasks.split(Xo, task)
+    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    k = task.s
+    A_s_pinv = Vh[..., :k, :].mT @ torch.diag_embed(1 / S[..., :k]) @ U[..., :, :k].mT
+    cands = {"true D": tasks.split(X, task).D, "low-rank part of D": tasks.split(X_low, task).D,
+             "Nyström B A^† C": tasks.nystrom(A, B, C), f"rank-{k} Nyström B A_{k}^† C": B @ A_s_pinv @ C}
+    truth = cands["true D"]
+
+    def med(p, t):
+        per = (p - t).square().mean((-1, -2)).numpy()
+        return float(np.median(np.where(np.isnan(per), np.inf, per)))
+
+    return {name: {"model": med(pred, t), "vs_truth": med(t, truth)} for name, t in cands.items()}
+
+
+# --------------------------------------------------------------------------------------------- readings
+def _as64(model):
+    m = copy.deepcopy(model).to("cpu", torch.float64)
+    m.eval()
+    return m
+
+
+def _iterate(Z0: torch.Tensor, task, L: int, eta: float, gamma: float) -> list[torch.Tensor]:
+    """L iterations of the UPDATE with steps η/ρ_ℓ, γ/ρ_ℓ, ρ_ℓ = the batch maximum of ‖A_ℓ‖₂² (the
+    transformer's convention), transformer D sign; returns D_0..D_L."""
+    A, B, C, D = tasks.split(Z0, task)
+    out = [D]
+    for _ in range(L):
+        rho = float(torch.linalg.matrix_norm(A, ord=2).square().max())
+        A, B, C, D = update(A, B, C, D, eta / rho, gamma / rho, d_scale=-1.0)
+        out.append(D)
+    return out
+
+
+def layer_errors(model, X_clean: torch.Tensor, X_obs: torch.Tensor) -> dict[str, np.ndarray]:
+    """Per layer ℓ = 0..L, the median over prompts of the MSE of −D_ℓ against the clean D: for the model
+    (its activations), for EAGLE (η = 1, γ = 1.9) and for GD (η = 0, γ = 1.9), each run for L iterations."""
+    task = model.task
+    Z0 = tasks.prompt(X_obs.to(torch.float64), task)
+    D = tasks.split(X_clean.to(torch.float64), task).D
+    m64 = _as64(model)
+    with torch.no_grad():
+        acts = m64.activations(Z0)
+    model_D = [tasks.split(a, task).D for a in acts]
+
+    def med(Ds):
+        out = []
+        for Dl in Ds:
+            per = (-Dl - D).square().mean((-1, -2)).numpy()
+            out.append(float(np.median(np.where(np.isnan(per), np.inf, per))))
+        return np.asarray(out)
+
+    return {"model": med(model_D), "eagle": med(_iterate(Z0, task, model.L, ETA, GAMMA)),
+            "gd": med(_iterate(Z0, task, model.L, 0.0, GAMMA))}
+
+
+def readings(model, X_obs: torch.Tensor) -> dict[str, float]:
+    """Median over prompts of ‖pred_model − pred_alg‖_F / ‖pred_alg‖_F for alg = EAGLE (η = 1, γ = 1.9) and
+    GD (η = 0, γ = 1.9), both run for as many iterations as the model has layers; and against predicting
+    zero (always 1 by definition of the ratio, so not returned)."""
+    task = model.task
+    Z0 = tasks.prompt(X_obs.to(torch.float64), task)
+    with torch.no_grad():
+        pred = _as64(model)(Z0)
+    out = {}
+    for name, eta in (("eagle", ETA), ("gd", 0.0)):
+        alg = -_iterate(Z0, task, model.L, eta, GAMMA)[-1]
+        r = (torch.linalg.matrix_norm(pred - alg) / torch.linalg.matrix_norm(alg)).numpy()
+        out[name] = float(np.median(np.where(np.isnan(r), np.inf, r)))
+    return out
+
+
+def order_of_convergence(errors: Sequence[float], floor: float = 1e-12) -> float:
+    """The median over consecutive triples of p_ℓ = log(e_{ℓ+1}/e_ℓ) / log(e_ℓ/e_{ℓ−1}) of a per-layer
+    error sequence, using only errors above ``floor`` and strictly falling: p ≈ 1 is linear convergence
+    (error × a constant per layer), p ≈ 2 quadratic (doubly exponential: the digits double per layer).
+    NaN when fewer than three usable errors remain."""
+    e = [float(x) for x in errors]
+    use = []
+    for x in e:
+        if not (math.isfinite(x) and x > floor) or (use and x >= use[-1]):
+            break
+        use.append(x)
+    ps = [math.log(use[i + 1] / use[i]) / math.log(use[i] / use[i - 1]) for i in range(1, len(use) - 1)]
+    return float(np.median(ps)) if ps else math.nan
+
+
+# --------------------------------------------------------------------------------------------- assess
+def assess(run: Run, *, prompts: int = 1024) -> dict[str, Any]:
+    """The pipeline of chapters 4 and 5 on one trained run (its own held-out prompts, the first
+    ``prompts`` of its test set): structure against random, the scaling law, fidelity, the error
+    against predicting zero (medians of the same prompts), per-layer errors and the readings."""
+    model = run.model(dtype=torch.float64)
+    X, Xo = (t.to(torch.float64) for t in _test(run.cfg))
+    X, Xo = X[:prompts], Xo[:prompts]
+    wp = extraction.weight_properties(model)
+    law = extraction.scaling_law(model, batch=run.cfg.batch, seed=run.cfg.seed)
+    fid = extraction.fidelity(model, Xo, model.task)
+    errs = layer_errors(model, X, Xo)
+    D = tasks.split(X, model.task).D
+    zero = float(np.median(D.square().mean((-1, -2)).numpy()))
+    mse = float(errs["model"][-1])
+    return {
+        "offdiag_qk": float(np.mean([p.offdiag_mass for p in wp["qk"]])),
+        "offdiag_vp": float(np.mean([p.offdiag_mass for p in wp["vp"]])),
+        "offdiag_qk_random": float(np.mean([p.offdiag_mass for p in wp["qk_random"]])),
+        "offdiag_vp_random": float(np.mean([p.offdiag_mass for p in wp["vp_random"]])),
+        "eta": float(law.eta), "gamma": float(law.gamma),
+        "eta_layer": law.eta_layer.copy(), "gamma_layer": law.gamma_layer.copy(),
+        "fidelity": float(np.max(fid.median)), "fidelity_layer": fid.median.copy(),
+        "mse_median": mse, "zero_median": zero, "reduction": zero / mse if mse > 0 else math.inf,
+        "errors": errs, "readings": readings(model, Xo), "layers": model.L, "seconds": float(run.seconds),
+    }
+
+
+def _test(cfg: TrainConfig):
+    from .training import test_set
+    return test_set(cfg)
+
+
+def tests_held(stats: Mapping[str, float]) -> dict[str, bool]:
+    """Which of the four tests (:data:`TESTS`) hold for a set of statistics (one run, or medians over seeds)."""
+    law = (max(stats["eta"] / ETA, ETA / stats["eta"]) <= LAW_FACTOR if stats["eta"] > 0 else False) and \
+          (max(stats["gamma"] / GAMMA, GAMMA / stats["gamma"]) <= LAW_FACTOR if stats["gamma"] > 0 else False)
+    return {"structure": stats["offdiag_qk"] <= STRUCTURE_MAX and stats["offdiag_vp"] <= STRUCTURE_MAX,
+            "scaling law": bool(law), "fidelity": stats["fidelity"] <= FIDELITY_MAX,
+            "beats zero": stats["reduction"] >= BEATS_ZERO_MIN}
+
+
+def same_algorithm(stats: Mapping[str, float]) -> float:
+    """The declared test's score: the number of the four tests that hold, or 0 when the structure test
+    fails (without the structure there is no three-scalar algorithm to speak of).  4: the same algorithm;
+    1–3: partly; 0: a different one."""
+    held = tests_held(stats)
+    return float(sum(held.values())) if held["structure"] else 0.0
+
+
+def median_stats(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The medians over seeds of the scalar statistics of :func:`assess`."""
+    keys = [k for k, v in per_seed[0].items() if isinstance(v, (int, float))]
+    return {k: float(np.median([s[k] for s in per_seed])) for k in keys}
