@@ -1,0 +1,170 @@
+"""Chapter 11's changes: the new settings (softmax attention, the noise share, the full-rank floor, SGD) and
+eaglebook.beyond (the declared test, the readings, the order of convergence, the scorecard's answers)."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from eaglebook import beyond, cache, claims, config, report, tasks, training
+from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
+from eaglebook.models import LinearTransformer
+
+torch.set_num_threads(1)
+F64 = torch.float64
+SMALL = TaskConfig(n=6, d=5, n_prime=2, d_prime=3, s=3)
+
+
+def _model(attention, task=SMALL, seed=1, layers=2, heads=2):
+    return LinearTransformer(ModelConfig(layers=layers, heads=heads, attention=attention, init_std=0.3), task,
+                             generator=torch.Generator().manual_seed(seed), dtype=F64)
+
+
+# ------------------------------------------------------------------------------------------------ settings
+def test_the_new_fields_leave_every_old_cache_key_alone():
+    P = config.get("paper")
+    base = P.training("unconstrained", seed=0)
+    assert cache.canonical_json(base) == cache.canonical_json(dataclasses.replace(base))
+    for k in ("attention", "noise_fraction", "floor_var", "optimizer", "momentum"):
+        assert k not in cache.canonical_json(base)
+    changed = config.apply_knobs(base, {"attention": "softmax"})
+    assert cache.config_hash(changed) != cache.config_hash(base) and '"attention":"softmax"' in cache.canonical_json(changed)
+
+
+@pytest.mark.parametrize("knobs,match", [
+    ({"attention": "relu"}, r"parameter attention='relu' is not valid; allowed values: 'linear', 'softmax'"),
+    ({"optimizer": "rmsprop"}, r"parameter optimizer='rmsprop' is not valid; allowed values: 'adam', 'sgd'"),
+    ({"noise_fraction": 1.5}, r"parameter noise_fraction=1.5 is not valid; allowed values: numbers in \[0, 1\]"),
+    ({"floor_var": -1.0}, r"parameter floor_var=-1.0 is not valid; allowed values: finite numbers >= 0"),
+    ({"momentum": 1.0}, r"parameter momentum=1.0 is not valid; allowed values: numbers in \[0, 1\)"),
+])
+def test_a_bad_value_of_a_new_knob_names_itself(knobs, match):
+    with pytest.raises(ValueError, match=match):
+        config.get("ci", knobs=knobs)
+
+
+def test_softmax_attention_is_the_literal_definition():
+    m = _model("softmax")
+    X, _ = tasks.sample_X(SMALL, 3, generator=torch.Generator().manual_seed(0), dtype=F64)
+    Z0 = tasks.prompt(X, SMALL)
+    Z, d = Z0.clone(), SMALL.d
+    for l in range(m.L):
+        upd = 0
+        for h in range(m.W_Q.shape[1]):
+            S = (Z @ m.W_Q[l, h]) @ (Z[:, :d] @ m.W_K[l, h]).mT           # scores over the d keys
+            upd = upd + torch.softmax(S, -1) @ Z[:, :d] @ m.W_V[l, h] @ m.W_P[l, h].T
+        Z = Z + upd
+    with torch.no_grad():
+        assert torch.allclose(m.activations(Z0)[-1], Z, atol=1e-12)
+        assert torch.allclose(m(Z0), -Z[:, d:, SMALL.n:], atol=1e-12)          # the fast last layer agrees
+    assert not torch.allclose(_model("linear")(Z0), m(Z0))
+    assert "attention=softmax" in repr(m) and "attention" not in repr(_model("linear"))
+
+
+def test_the_noise_share_and_the_floor():
+    g = lambda: torch.Generator().manual_seed(3)
+    base = TaskConfig()
+    X0, Xo0 = tasks.sample_X(dataclasses.replace(base, noise_var=0.01), 64, generator=g())
+    low, X, Xo = tasks.sample_parts(dataclasses.replace(base, noise_var=0.01), 64, generator=g())
+    assert torch.equal(X0, X) and torch.equal(Xo0, Xo) and torch.equal(low, X)   # defaults: the same draws as before
+    _, X, Xo = tasks.sample_parts(dataclasses.replace(base, noise_var=0.01, noise_fraction=0.25), 64, generator=g())
+    noisy = (Xo - X).abs().amax((-1, -2)) > 0
+    assert noisy[:16].all() and not noisy[16:].any()
+    low, X, Xo = tasks.sample_parts(dataclasses.replace(base, floor_var=0.04), 512, generator=g())
+    assert torch.equal(X, Xo)                                          # the floor is part of the truth, not noise
+    assert abs(float((X - low).var()) - 0.04) < 0.004
+    assert int(torch.linalg.matrix_rank(X[0])) == 20 > int(torch.linalg.matrix_rank(low[0])) == base.s
+
+
+def test_sgd_is_the_optimiser_the_config_names():
+    cfg = config.apply_knobs(TrainConfig(steps=3, batch=8), {"optimizer": "sgd", "lr": 0.1, "momentum": 0.5})
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    opt = training.optimizer(cfg, p, torch.device("cpu"))
+    assert isinstance(opt, torch.optim.SGD) and opt.defaults["momentum"] == 0.5 and opt.defaults["lr"] == 0.1
+    assert isinstance(training.optimizer(TrainConfig(), p, torch.device("cpu")), torch.optim.Adam)
+
+
+# ------------------------------------------------------------------------------------------------ changes
+def test_every_change_is_a_set_of_knobs_with_a_claim_of_kind_beyond():
+    P = config.get("ci")
+    keys = [c.key for c in beyond.CHANGES]
+    assert keys[0] == "paper" and len(set(keys)) == len(keys)
+    for c in beyond.CHANGES[1:]:
+        assert claims.claim(c.claim).kind == claims.BEYOND and claims.claim(c.claim).chapter == "11_beyond"
+        cfg = beyond.configs(P, c, [0], lr=0.3)[0]
+        assert cfg != P.training("unconstrained", seed=0), c.key
+    assert beyond.change("lr_low").config(P.training()).lr == pytest.approx(0.3 * P.train.lr)
+    with pytest.raises(ValueError, match="needs the probed learning rate"):
+        beyond.change("sgd").config(P.training())
+    with pytest.raises(ValueError, match="allowed values: paper, softmax"):
+        beyond.change("relu")
+
+
+def test_the_probe_picks_the_lowest_finite_median():
+    R = lambda lr, m: training.Run(cfg=config.apply_knobs(TrainConfig(), {"lr": lr}), state_dict={},
+                                   history={k: np.array([m]) for k in ("test_mse_mean", "test_mse_median", "test_frac_worse_than_zero")}, baselines={}, seconds=0.0, n_skipped=0)
+    assert beyond.probed_lr([R(0.1, 0.02), R(0.3, 0.004), R(1.0, math.nan)]) == 0.3
+    with pytest.raises(ValueError, match="non-finite"):
+        beyond.probed_lr([R(1.0, math.nan)])
+    assert [c.lr for c in beyond.probe_configs(config.get("ci"))] == list(beyond.SGD_PROBE_LRS)
+
+
+# ------------------------------------------------------------------------------------------------ the test
+def _stats(**kw):
+    s = dict(offdiag_qk=0.1, offdiag_vp=0.1, eta=1.0, gamma=1.9, fidelity=1e-4, reduction=40.0)
+    return s | kw
+
+
+@pytest.mark.parametrize("kw,score", [
+    ({}, 4.0), ({"gamma": 3.0}, 3.0), ({"gamma": 1.9 * 1.5}, 4.0), ({"eta": 0.6, "fidelity": 1e-3}, 2.0),
+    ({"reduction": 9.9, "fidelity": 1.0, "eta": -1.0}, 1.0), ({"offdiag_vp": 0.41}, 0.0),
+])
+def test_the_declared_score(kw, score):
+    assert beyond.same_algorithm(_stats(**kw)) == score
+
+
+def test_order_of_convergence_tells_linear_from_quadratic():
+    lin = 0.5 ** np.arange(8)
+    quad = 0.5 ** (2.0 ** np.arange(6))
+    assert beyond.order_of_convergence(lin) == pytest.approx(1.0)
+    assert beyond.order_of_convergence(quad) == pytest.approx(2.0)
+    assert beyond.order_of_convergence([1.0, 0.1, 0.2, 0.01]) != beyond.order_of_convergence([1.0, 0.1, 0.01, 0.001]) \
+        or math.isnan(beyond.order_of_convergence([1.0, 0.1, 0.2, 0.01]))   # stops at the first rise
+    assert math.isnan(beyond.order_of_convergence([1.0, 0.5]))
+
+
+def test_readings_and_layer_errors_of_a_hand_set_eagle_model():
+    """A model whose layers are EAGLE's steps (η = 1, γ = 1.9 at the batch-max ρ of the prompts) reads as EAGLE."""
+    task = TaskConfig()
+    X, Xo = tasks.sample_X(task, 64, generator=torch.Generator().manual_seed(0), dtype=F64)
+    Z0 = tasks.prompt(Xo, task)
+    m = LinearTransformer(ModelConfig(layers=3), task, generator=torch.Generator().manual_seed(0), dtype=F64)
+    A = tasks.split(Z0, task).A
+    rows = []
+    for _ in range(3):                       # the α's of the EAGLE steps on this very batch
+        rho = float(torch.linalg.matrix_norm(A, ord=2).square().max())
+        rows.append((1.0, -1.0 / rho, -1.9 / rho))
+        A = A - (A @ A.mT @ A) / rho
+    m.set_diagonal(rows)
+    e = beyond.layer_errors(m, X, Xo)
+    assert np.allclose(e["model"], e["eagle"], rtol=1e-9) and e["model"][-1] < e["gd"][-1] < e["model"][0]
+    r = beyond.readings(m, Xo)
+    assert r["eagle"] < 1e-9 < r["gd"]
+
+
+def test_the_scorecard_answers_yes_partly_no(tmp_path, monkeypatch):
+    monkeypatch.setenv(report.CLAIMS_ENV, str(tmp_path))
+    led = report.Ledger("11_beyond", "ci", provenance=report.provenance("11_beyond", "ci", {"seed": 0}))
+    for key, v in (("softmax", 0.0), ("depth2", 2.0), ("depth8", 4.0)):
+        d = led.declare(f"C11_{key}_same", claim=f"b-{key}", role=report.HEADLINE, criterion=report.at_least(4, partly=1),
+                        what="tests held", setting=f"changed: {key}")
+        led.record(d, v)
+    assert [led.comparisons[f"C11_{k}_same"]["verdict"] for k in ("softmax", "depth2", "depth8")] == \
+        ["not reproduced", "partly", "reproduced"]            # a changed setting is judged: it is the question
+    table = report.beyond_table([led])
+    assert "**no**" in table and "**partly**" in table and "**yes**" in table and "*not run*" in table
+    assert "reproduced" not in table
+    assert "**yes**" in report.comparisons_table([led]) and "reproduced" not in report.comparisons_table([led])
+    assert report.verdict_counts([led])["not run"] == len([c for c in claims.CLAIMS if c.kind == claims.PAPER])
