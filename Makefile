@@ -1,7 +1,7 @@
 # The two commands of the README.  Each sets up .venv from requirements.txt on first use (or when the
 # requirements change), so a fresh machine needs nothing but Python 3.10+ and make.
 #   make book   -> builds the HTML book into _build/html (profile: $EAGLEBOOK_PROFILE, default paper)
-#   make test   -> runs the unit tests and every chapter (profile ci) with pytest
+#   make test   -> runs the unit tests and every chapter (profile ci) with pytest, on every core
 # Checks in a real browser (need Chromium + chromedriver, e.g. Debian's chromium and chromium-driver):
 #   make check-html -> opens every page of an existing _build/html, screenshots in _build/screenshots
 #   make check-lab  -> opens, runs and screenshots chapter 1 in JupyterLab
@@ -36,8 +36,11 @@ book: $(STAMP)
 	TQDM_DISABLE=1 EAGLEBOOK_FIGURE_AUDIT=raise $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "== open _build/html/index.html =="
 
+# -n auto --dist loadgroup (pytest-xdist): one worker per core; the chapters run in two ordered groups (those
+# that train models, then the book build; the solver chapters), the unit tests fill the other workers.
+PYTEST_PARALLEL ?= -n auto --dist loadgroup
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 
 HTML ?= _build/html
 check-html: $(STAMP)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-CHAPTER_TIMES: dict[str, float] = {}
+CHAPTER_TIMES: dict[str, float] = {}   # filled in this process (without pytest-xdist)
 
 
 def pytest_configure(config):
@@ -19,13 +19,40 @@ def pytest_configure(config):
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 
+def _times_dir() -> Path:
+    return REPO / "_build" / ".chapter-times"
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):          # the controller (or a run without xdist)
+        import shutil
+        shutil.rmtree(_times_dir(), ignore_errors=True)
+
+
 def pytest_terminal_summary(terminalreporter):
-    if CHAPTER_TIMES:
+    times = dict(CHAPTER_TIMES)
+    d = _times_dir()
+    for f in sorted(d.glob("*.tsv")) if d.is_dir() else []:   # the workers' tables (pytest-xdist)
+        for line in f.read_text().splitlines():
+            name, sec = line.rsplit("\t", 1)
+            times[name] = float(sec)
+    if times:
         tr = terminalreporter
         tr.section("chapter wall times (papermill, profile ci)")
-        for name, sec in CHAPTER_TIMES.items():
+        for name, sec in times.items():
             tr.write_line(f"{name:<28s} {sec:7.1f} s")
-        tr.write_line(f"{'total':<28s} {sum(CHAPTER_TIMES.values()):7.1f} s")
+        tr.write_line(f"{'total':<28s} {sum(times.values()):7.1f} s")
+
+
+class _Times(dict):
+    """Chapter name -> wall seconds, also appended to a file of this process (workers report through it)."""
+
+    def __setitem__(self, name, sec):
+        super().__setitem__(name, sec)
+        d = _times_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / f"{os.getpid()}.tsv", "a") as f:
+            f.write(f"{name}\t{sec:.3f}\n")
 
 
 @pytest.fixture
@@ -36,10 +63,16 @@ def nbval_active(request) -> bool:
 
 @pytest.fixture
 def chapter_times() -> dict[str, float]:
-    """Chapter name -> wall seconds; printed at the end of the run."""
-    return CHAPTER_TIMES
+    """Chapter name -> wall seconds; printed at the end of the run (from every worker)."""
+    t = _Times()
+    yield t
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        CHAPTER_TIMES.update(t)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Unit tests first, then the chapters and the book build (the slow end-to-end part), in TOC order."""
-    items.sort(key=lambda it: it.nodeid.startswith("tests/test_chapters.py"))
+    """Unit tests first, then the chapters and the book build (the slow end-to-end part), in TOC order.
+    Under pytest-xdist (``-n``) the chapters come first instead: their two ordered groups are the longest
+    path, so they start at once and the unit tests fill the other workers meanwhile."""
+    parallel = bool(getattr(config.option, "numprocesses", None))
+    items.sort(key=lambda it: it.nodeid.startswith("tests/test_chapters.py") != parallel)

@@ -102,6 +102,8 @@ def test_cli_real_on_a_user_matrix(tmp_path):
         run = R["runs"][name]
         assert run["reached"], name
         assert run["final"] <= 1e-3 and run["ratio"]["elapsed"] > 0       # timings as ratios to lstsq
+    pairs = R["vs_svd"]                                                    # EAGLE vs SVD in interleaved pairs
+    assert len(pairs["eagle_times"]) == len(pairs["svd_times"]) >= 3 and min(pairs["eagle_times"] + pairs["svd_times"]) > 0
     bad = tmp_path / "bad.mtx"
     bad.write_text("%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n")
     r = subprocess.run([sys.executable, "-m", "eaglebook.bench", "real", "--matrix", str(bad), "--quiet"],

@@ -32,6 +32,14 @@ def _runs(name: str) -> list[tuple[str, dict]]:
 
 
 RUNS = [run for name in NOTEBOOKS for run in _runs(name)]
+#: Chapters that neither train nor read trained models (the solver's): under pytest-xdist they run in a group
+#: of their own, beside the group of the chapters that train (in TOC order, the summaries and the book build
+#: last), while the unit tests fill the other workers.
+SOLVER_CHAPTERS = ("06_newton_schulz", "07_benchmarks", "08_distributed")
+
+
+def _group(label: str) -> str:
+    return "chapters-solver" if label.split("[")[0] in SOLVER_CHAPTERS else "chapters"
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +48,8 @@ def _not_under_nbval(nbval_active):
         pytest.skip("`pytest --nbval` validates the chapters itself; not running them a second time")
 
 
-@pytest.mark.parametrize("label, params", RUNS, ids=[r[0] for r in RUNS])
+@pytest.mark.parametrize("label, params", [pytest.param(*r, marks=pytest.mark.xdist_group(_group(r[0]))) for r in RUNS],
+                         ids=[r[0] for r in RUNS])
 def test_chapter_executes(label, params, tmp_path, chapter_times, monkeypatch):
     import papermill as pm
 
@@ -71,6 +80,7 @@ def _fresh_clone(dest: Path) -> Path:
     return dest
 
 
+@pytest.mark.xdist_group("chapters")     # after the chapters that train: their models are in the test cache
 def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     """The standard command, `jupyter-book build .`, on a fresh clone (ci profile, warnings as errors): it
     generates chapter 4's regime pages itself (eaglebook._toolchain.variant_pages) and builds every page.

@@ -6,8 +6,9 @@ Chapters take ``profile = None`` as a papermill parameter; :func:`resolve_profil
 ``EAGLEBOOK_PROFILE`` environment variable and falls back to ``paper``.  An explicit value wins.
 
 **Knobs.**  Every setting of the set-up that a reader may want to change (:data:`KNOBS`: the task's n, d,
-n', d', rank s, decay α and noise σ²; the model's layers, heads, r, W_V/W_P width, machines M and
-initialisation; training steps, batch, learning rate and clipping; the profile's seeds) is a chapter
+n', d', rank s, decay α, noise σ² and its share of the samples, and a full-rank floor; the model's layers,
+heads, r, W_V/W_P width, machines M, initialisation and attention (linear or softmax); training steps, batch,
+learning rate, clipping, optimiser and momentum; the profile's seeds) is a chapter
 parameter (``papermill book/04_extract.md out.ipynb -p regime sketched -p r 8``).  :func:`get` applies
 them to a profile (``knobs={"r": 8}``), checks each value (an error names the knob and its allowed
 range) and records the changed ones in :attr:`Profile.knobs`; they flow into every training config, and

@@ -416,7 +416,8 @@ def sketched(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict
 # ---------------------------------------------------------------------------------------------- (c) real
 def real(S: config.BenchSizes, seed: int = 0, progress: bool = True, matrix: str | None = None) -> dict:
     """(c) The paper's Table 2 set-up (§5.4) on HB/illc1850 (shipped with the package), or on ``matrix``
-    (a Matrix Market file): EAGLE, SVD, lstsq, CG and LSMR to ‖wA − B‖² ≤ 1e-3‖B‖²."""
+    (a Matrix Market file): EAGLE, SVD, lstsq, CG and LSMR to ‖wA − B‖² ≤ 1e-3‖B‖²; then EAGLE and SVD in
+    interleaved pairs (``vs_svd``: the two lists of solver times, for :func:`eaglebook.timing.ratio`)."""
     from . import realdata
     if matrix is not None:
         M, name, max_cols = realdata.load_matrix_market(matrix), os.path.basename(matrix), None
@@ -443,9 +444,20 @@ def real(S: config.BenchSizes, seed: int = 0, progress: bool = True, matrix: str
         runs[label] = rec
     order = sorted((k for k in ("EAGLE", "SVD", "CG", "LSMR") if runs[k]["reached"]),
                    key=lambda k: runs[k]["median_time"])
+    # EAGLE against SVD in interleaved pairs (EAGLE, SVD, then SVD, EAGLE, ...), after one untimed round: the
+    # time ratio of the Table 2 row is the median of the paired ratios, with their spread
+    pair = {"EAGLE": lambda: bl.eagle(A, B, C, seed=seed, **common).elapsed,
+            "SVD": lambda: bl.svd(A, B, C, monitor="residual").elapsed}
+    for f in pair.values():
+        f()
+    vs = {k: [] for k in pair}
+    for rep in range(max(S.repeats, 3)):
+        for k in (("EAGLE", "SVD") if rep % 2 == 0 else ("SVD", "EAGLE")):
+            vs[k].append(pair[k]())
     return dict(available=True, matrix=name, shape=P["shape"], nnz_fraction=P["nnz_fraction"], rank=P["rank"],
                 kappa=P["kappa"], max_cols=max_cols, target=target, baseline="lstsq (numpy)", baseline_time=base,
-                runs=runs, ranking=order, eagle_rank=(order.index("EAGLE") + 1) if "EAGLE" in order else None)
+                runs=runs, ranking=order, eagle_rank=(order.index("EAGLE") + 1) if "EAGLE" in order else None,
+                vs_svd=dict(eagle_times=vs["EAGLE"], svd_times=vs["SVD"]))
 
 
 # ---------------------------------------------------------------------------------------------- (d) ablations
