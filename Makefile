@@ -36,9 +36,10 @@ book: $(STAMP)
 	TQDM_DISABLE=1 EAGLEBOOK_FIGURE_AUDIT=raise $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "== open _build/html/index.html =="
 
-# -n auto --dist loadgroup (pytest-xdist): one worker per core; the chapters run in two ordered groups (those
-# that train models, then the book build; the solver chapters), the unit tests fill the other workers.
-PYTEST_PARALLEL ?= -n auto --dist loadgroup
+# -n auto --dist loadfile (pytest-xdist): one worker per core, each test file on one worker in order; the
+# chapters run from two files (those that train, then the book build: tests/test_chapters.py; the solver
+# chapters: tests/test_chapters_solver.py), the unit tests fill the other workers.
+PYTEST_PARALLEL ?= -n auto --dist loadfile
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 

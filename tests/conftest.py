@@ -27,6 +27,7 @@ def pytest_sessionstart(session):
     if not hasattr(session.config, "workerinput"):          # the controller (or a run without xdist)
         import shutil
         shutil.rmtree(_times_dir(), ignore_errors=True)
+        shutil.rmtree(REPO / "_build" / ".executed-ci", ignore_errors=True)   # tests/test_chapters.py: EXECUTED
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -72,7 +73,8 @@ def chapter_times() -> dict[str, float]:
 
 def pytest_collection_modifyitems(config, items):
     """Unit tests first, then the chapters and the book build (the slow end-to-end part), in TOC order.
-    Under pytest-xdist (``-n``) the chapters come first instead: their two ordered groups are the longest
-    path, so they start at once and the unit tests fill the other workers meanwhile."""
+    Under pytest-xdist (``-n``) the chapters come first instead: their two files (``--dist loadfile``: each
+    on one worker, in order) are the longest path, so they start at once and the unit tests fill the other
+    workers meanwhile."""
     parallel = bool(getattr(config.option, "numprocesses", None))
-    items.sort(key=lambda it: it.nodeid.startswith("tests/test_chapters.py") != parallel)
+    items.sort(key=lambda it: it.nodeid.startswith("tests/test_chapters") != parallel)

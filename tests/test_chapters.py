@@ -21,25 +21,24 @@ NOTEBOOKS = [d for d in ORDER if (REPO / "book" / f"{d}.md").read_text().startsw
 
 
 def _runs(name: str) -> list[tuple[str, dict]]:
-    """papermill runs of one chapter: profile ci, and every regime where the chapter takes a `regime`."""
+    """papermill runs of one chapter, and every regime where the chapter takes a `regime`.  The profile comes
+    from $EAGLEBOOK_PROFILE (ci), so a run with the chapter's own defaults injects no parameter: its executed
+    notebook is the book's, and the book-build test below reuses it (:func:`seed_execution_cache`)."""
     src = (REPO / "book" / f"{name}.md").read_text()
-    if "tags: [parameters]" not in src:
-        return [(name, {})]
     if "\nregime = " not in src:
-        return [(name, {"profile": "ci"})]
+        return [(name, {})]
     regimes = ["unconstrained", "distributed", "sketched"] if name.startswith("04") else ["unconstrained", "distributed"]
-    return [(f"{name}[{r}]", {"profile": "ci", "regime": r}) for r in regimes]
+    return [(f"{name}[{r}]", {} if r == "unconstrained" else {"regime": r}) for r in regimes]
 
 
 RUNS = [run for name in NOTEBOOKS for run in _runs(name)]
-#: Chapters that neither train nor read trained models (the solver's): under pytest-xdist they run in a group
-#: of their own, beside the group of the chapters that train (in TOC order, the summaries and the book build
-#: last), while the unit tests fill the other workers.
+#: Chapters that neither train nor read trained models (the solver's) run from tests/test_chapters_solver.py:
+#: under pytest-xdist (make test: ``-n auto --dist loadfile``) a file runs on one worker, in order, so those
+#: chapters run beside the ones here (that train; the summaries and the book build last), while the unit
+#: tests fill the other workers.
 SOLVER_CHAPTERS = ("06_newton_schulz", "07_benchmarks", "08_distributed")
-
-
-def _group(label: str) -> str:
-    return "chapters-solver" if label.split("[")[0] in SOLVER_CHAPTERS else "chapters"
+HERE = [r for r in RUNS if r[0].split("[")[0] not in SOLVER_CHAPTERS]
+SOLVER = [r for r in RUNS if r[0].split("[")[0] in SOLVER_CHAPTERS]
 
 
 @pytest.fixture(autouse=True)
@@ -48,21 +47,84 @@ def _not_under_nbval(nbval_active):
         pytest.skip("`pytest --nbval` validates the chapters itself; not running them a second time")
 
 
-@pytest.mark.parametrize("label, params", [pytest.param(*r, marks=pytest.mark.xdist_group(_group(r[0]))) for r in RUNS],
-                         ids=[r[0] for r in RUNS])
-def test_chapter_executes(label, params, tmp_path, chapter_times, monkeypatch):
+#: Executed notebooks of this test session's chapter runs that injected no parameter (the book-build test seeds
+#: the clone's execution cache with them); emptied at the start of every session (conftest).
+EXECUTED = REPO / "_build" / ".executed-ci"
+_CODE_KEY = "eaglebook_code_hash"
+
+
+def execute(label: str, params: dict, tmp_path: Path, chapter_times, monkeypatch) -> None:
+    """Run one chapter with papermill (profile ci), the figure audit on; record its wall time.  A run that
+    injects no parameter leaves its executed notebook in :data:`EXECUTED`, stamped with the package's code hash."""
+    import json
+    import shutil
+
     import papermill as pm
 
     monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "raise")   # every figure meets the standard (plotting.audit)
+    monkeypatch.setenv("EAGLEBOOK_PROFILE", "ci")
 
     name = label.split("[")[0]
+    out = tmp_path / f"{name}.ipynb"
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(REPO / "book" / f"{name}.md"), str(tmp_path / f"{name}.ipynb"),
+        pm.execute_notebook(str(REPO / "book" / f"{name}.md"), str(out),
                             parameters=params, cwd=str(REPO / "book"), progress_bar=False,
                             kernel_name="python3", request_save_on_cell_execute=False)
     finally:
         chapter_times[label] = time.perf_counter() - t0
+    if not params:
+        nb = json.loads(out.read_text())
+        nb["metadata"][_CODE_KEY] = report.code_hash()
+        EXECUTED.mkdir(parents=True, exist_ok=True)
+        tmp = EXECUTED / f".tmp-{name}.ipynb"
+        tmp.write_text(json.dumps(nb))
+        shutil.move(tmp, EXECUTED / f"{name}.ipynb")
+
+
+def seed_execution_cache(clone: Path) -> list[str]:
+    """Put this session's executed chapters (:data:`EXECUTED`) into the clone's execution cache, as the book build
+    would have cached them itself: each chapter is read from the clone as myst-nb reads it, given the outputs of the
+    papermill run of the same source (its code cells must match one for one), and cached under the hash myst-nb
+    looks up; the code stamp tells ``eaglebook.variants`` that the cache is current.  A notebook executed by other
+    package code, or whose cells differ, is left out (the build then executes that chapter).  Returns the names."""
+    import json
+
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.read import create_nb_reader
+    from myst_parser.config.main import MdParserConfig
+
+    code = report.code_hash()
+    cache = get_cache(str(clone / "_build" / ".jupyter_cache"))
+    seeded = []
+    for f in sorted(EXECUTED.glob("*.ipynb")) if EXECUTED.is_dir() else []:
+        ran = json.loads(f.read_text())
+        src = clone / "book" / f"{f.stem}.md"
+        if ran["metadata"].get(_CODE_KEY) != code or not src.is_file():
+            continue
+        text = src.read_text()
+        if "execution_mode: force" in text.split("\n---", 1)[0]:      # a page the build always executes
+            continue
+        nb = create_nb_reader(str(src), MdParserConfig(), NbParserConfig(), text).read(text)
+        mine = [c for c in nb.cells if c.cell_type == "code"]
+        theirs = [c for c in ran["cells"] if c["cell_type"] == "code"]
+        if len(mine) != len(theirs) or any(m.source != "".join(t["source"]) for m, t in zip(mine, theirs)):
+            continue
+        for m, t in zip(mine, theirs):
+            m.outputs = nbformat.from_dict(t["outputs"])
+            m.execution_count = t["execution_count"]
+        cache.cache_notebook_bundle(CacheBundleIn(nb, str(src)), check_validity=False, overwrite=True)
+        seeded.append(f.stem)
+    (clone / "_build" / ".eaglebook-code").write_text(code + "\n")
+    return seeded
+
+
+@pytest.mark.parametrize("label, params", HERE, ids=[r[0] for r in HERE])
+def test_chapter_executes(label, params, tmp_path, chapter_times, monkeypatch):
+    execute(label, params, tmp_path, chapter_times, monkeypatch)
 
 
 def _fresh_clone(dest: Path) -> Path:
@@ -80,13 +142,15 @@ def _fresh_clone(dest: Path) -> Path:
     return dest
 
 
-@pytest.mark.xdist_group("chapters")     # after the chapters that train: their models are in the test cache
 def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     """The standard command, `jupyter-book build .`, on a fresh clone (ci profile, warnings as errors): it
     generates chapter 4's regime pages itself (eaglebook._toolchain.variant_pages) and builds every page.
-    The ci models come from the test cache that the chapter runs above filled (EAGLEBOOK_CACHE, conftest)."""
+    The ci models come from the test cache that the chapter runs above filled (EAGLEBOOK_CACHE, conftest), the
+    claims ledgers from theirs (EAGLEBOOK_CLAIMS), and the chapters they executed with the book's own parameters
+    from their executed notebooks (:func:`seed_execution_cache`): the build executes only the rest."""
     clone = _fresh_clone(tmp_path / "clone")
     assert not (clone / "book" / "_regimes").exists() and (clone / "_toc.yml").is_file()
+    seeded = seed_execution_cache(clone)     # the chapters this session ran need not run again
     env = dict(os.environ, EAGLEBOOK_PROFILE="ci")
     env.pop("TQDM_DISABLE", None)                          # the build turns the bars off by itself
     t0 = time.perf_counter()
@@ -95,6 +159,9 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     chapter_times["(book build, ci)"] = time.perf_counter() - t0
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     assert "executing 04_extract with regime='sketched' (profile ci)" in r.stderr
+    # the seeded chapters came from the cache (a mismatch would only cost time, so it is caught here)
+    hits = (r.stdout + r.stderr).count("Using cached notebook")
+    assert hits >= len(seeded), f"{len(seeded)} chapters seeded, {hits} taken from the cache"
     for regime in ("distributed", "sketched"):
         assert (clone / "book" / "_regimes" / f"04_extract-{regime}.ipynb").is_file(), regime
     html = clone / "_build" / "html"

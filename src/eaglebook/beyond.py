@@ -37,7 +37,7 @@ from .config import Profile, TrainConfig
 from .solver.update import update
 from .training import Run, seeds as _seeds
 
-__all__ = ["Change", "CHANGES", "change", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
+__all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
            "same_algorithm", "readings", "layer_errors", "order_of_convergence", "floor_targets", "noise_sets",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
@@ -125,10 +125,17 @@ def change(key: str) -> Change:
 
 
 # --------------------------------------------------------------------------------------------- configs
-def probe_configs(profile: Profile, seed: int = 0) -> list[TrainConfig]:
-    """The SGD probe: the paper's unconstrained config with SGD (momentum 0.9) at each rate of
-    :data:`SGD_PROBE_LRS`, for a quarter of the profile's steps."""
+def base_config(profile: Profile, seed: int = 0) -> TrainConfig:
+    """The unconstrained config every change starts from: the profile's, with the chapter's steps
+    (``profile.beyond_steps``; None: the profile's own)."""
     base = profile.training("unconstrained", seed=seed)
+    return base if profile.beyond_steps is None else config.apply_knobs(base, {"steps": profile.beyond_steps})
+
+
+def probe_configs(profile: Profile, seed: int = 0) -> list[TrainConfig]:
+    """The SGD probe: the base config (:func:`base_config`) with SGD (momentum 0.9) at each rate of
+    :data:`SGD_PROBE_LRS`, for a quarter of its steps."""
+    base = base_config(profile, seed)
     steps = max(1, base.steps // 4)
     return [config.apply_knobs(base, {"optimizer": "sgd", "momentum": 0.9, "lr": lr, "steps": steps})
             for lr in SGD_PROBE_LRS]
@@ -145,8 +152,8 @@ def probed_lr(runs: Sequence[Run]) -> float:
 
 
 def configs(profile: Profile, ch: Change, seeds: Sequence[int], *, lr: float | None = None) -> list[TrainConfig]:
-    """The training configs of change ``ch`` for ``seeds`` (the paper's unconstrained ones, changed)."""
-    return [ch.config(profile.training("unconstrained", seed=s), lr) for s in seeds]
+    """The training configs of change ``ch`` for ``seeds`` (:func:`base_config`, changed)."""
+    return [ch.config(base_config(profile, s), lr) for s in seeds]
 
 
 # --------------------------------------------------------------------------------------------- test sets

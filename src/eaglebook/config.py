@@ -290,6 +290,9 @@ class Profile:
     prune_seeds: tuple[int, ...] = (0, 1, 2)
     # timing comparisons in the chapters (eaglebook.timing): interleaved repeats per compared pair
     timing_repeats: int = 7
+    # chapter 11 (beyond the paper): training steps of its one-change models (None: the profile's, the paper's
+    # recipe; the ci profile trains shorter ones, since it tests the pipeline only)
+    beyond_steps: int | None = None
     #: The knobs this profile was given that changed its setting (name → value; see :func:`get`).
     knobs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -341,6 +344,7 @@ def _ci() -> Profile:
                    ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
                    dist_freeze_d=96, dist_procs=3, ablation_seeds=(0,), tail_prompts=4000, prune_seeds=(0,), timing_repeats=5,
+                   beyond_steps=500,
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
