@@ -63,7 +63,8 @@ def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
     # TQDM_DISABLE=1 silences the package's progress bars (training.py uses tqdm.auto) and nothing else
     code = ("import sys, warnings\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='bar-shown'): pass\n"
             "warnings.warn('warning-shown')\n")
-    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,   # whatever this process was given
+                        env={k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"})
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ, TQDM_DISABLE="1"))
     assert "bar-shown" in on.stderr and "bar-shown" not in off.stderr
