@@ -63,6 +63,7 @@ def execute(label: str, params: dict, tmp_path: Path, chapter_times, monkeypatch
 
     monkeypatch.setenv("EAGLEBOOK_FIGURE_AUDIT", "raise")   # every figure meets the standard (plotting.audit)
     monkeypatch.setenv("EAGLEBOOK_PROFILE", "ci")
+    monkeypatch.setenv("TQDM_DISABLE", "1")                # as the book build runs them (the notebook may be its page)
 
     name = label.split("[")[0]
     out = tmp_path / f"{name}.ipynb"
