@@ -35,10 +35,10 @@ from . import config, extraction, tasks
 from .ablations import Derived
 from .config import Profile, TrainConfig
 from .solver.update import update
-from .training import Run, seeds as _seeds
+from .training import Run, seeds as _seeds, test_set
 
 __all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
-           "same_algorithm", "readings", "layer_errors", "order_of_convergence", "floor_targets", "noise_sets",
+           "same_algorithm", "tests_held", "median_stats", "readings", "layer_errors", "order_of_convergence", "floor_targets", "noise_sets",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
 #: The declared "same algorithm" test (module docstring); fixed before any chapter-11 model was trained.
@@ -273,7 +273,7 @@ def assess(run: Run, *, prompts: int = 1024) -> dict[str, Any]:
     ``prompts`` of its test set): structure against random, the scaling law, fidelity, the error
     against predicting zero (medians of the same prompts), per-layer errors and the readings."""
     model = run.model(dtype=torch.float64)
-    X, Xo = (t.to(torch.float64) for t in _test(run.cfg))
+    X, Xo = (t.to(torch.float64) for t in test_set(run.cfg))
     X, Xo = X[:prompts], Xo[:prompts]
     wp = extraction.weight_properties(model)
     law = extraction.scaling_law(model, batch=run.cfg.batch, seed=run.cfg.seed)
@@ -293,11 +293,6 @@ def assess(run: Run, *, prompts: int = 1024) -> dict[str, Any]:
         "mse_median": mse, "zero_median": zero, "reduction": zero / mse if mse > 0 else math.inf,
         "errors": errs, "readings": readings(model, Xo), "layers": model.L, "seconds": float(run.seconds),
     }
-
-
-def _test(cfg: TrainConfig):
-    from .training import test_set
-    return test_set(cfg)
 
 
 def tests_held(stats: Mapping[str, float]) -> dict[str, bool]:

@@ -189,7 +189,7 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
     For chapter 11's questions (``kind="beyond"``) the value column is the declared test and the verdicts
     read yes / partly / no (:data:`BEYOND_LABELS`)."""
     if kind == _claims.BEYOND:
-        return _beyond_table(ledgers, link=link)
+        return beyond_table(ledgers, link=link)
     head = "paper" if kind == _claims.PAPER else "their paper"
     out = [f"| # | claim | {head} | ours (headline) | verdict |", "|---|---|---|---|---|"]
     for i, res in enumerate(claim_results(ledgers, kind=kind), 1):
@@ -223,7 +223,9 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
     return "\n".join(out)
 
 
-def _beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+def beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
+    """Chapter 11's questions (:data:`eaglebook.claims.BEYOND`), one row each: the declared test, our value
+    and the answer (yes / partly / no), apart from the paper's tally."""
     out = ["| # | question | test (declared in advance) | ours | answer |", "|---|---|---|---|---|"]
     for i, res in enumerate(claim_results(ledgers, kind=_claims.BEYOND), 1):
         c = res.claim
@@ -240,12 +242,6 @@ def _beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
             f"<br><small>{res.why}</small>" if res.why else "")
         out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(test)} | {_cell(ours)} | {_cell(verdict)} |")
     return "\n".join(out)
-
-
-def beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
-    """Chapter 11's questions (:data:`eaglebook.claims.BEYOND`), one row each: the declared test, our value
-    and the answer (yes / partly / no), apart from the paper's tally."""
-    return _beyond_table(ledgers, link=link)
 
 
 def neighbour_table(ledgers: list[Ledger], *, link: bool = False) -> str:

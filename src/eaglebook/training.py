@@ -328,7 +328,8 @@ def _say(msg: str, bar) -> None:
 
 def train_step(model: LinearTransformer, opt: torch.optim.Optimizer, params: list, cfg: TrainConfig,
                generator: torch.Generator) -> tuple[float, float, bool]:
-    """One step of the recipe: fresh batch, MSE(−D_L, D_clean), backward, clip, Adam (unless non-finite).
+    """One step of the recipe: fresh batch, MSE(−D_L, D_clean), backward, clip, the optimiser's step (Adam,
+    the paper's; unless non-finite).
 
     Returns (loss, pre-clip grad norm, whether the parameters were updated).
     """
