@@ -289,6 +289,9 @@ def assess(run: Run, *, prompts: int = 1024) -> dict[str, Any]:
         "offdiag_vp_random": float(np.mean([p.offdiag_mass for p in wp["vp_random"]])),
         "eta": float(law.eta), "gamma": float(law.gamma),
         "eta_layer": law.eta_layer.copy(), "gamma_layer": law.gamma_layer.copy(),
+        # how far the batch maximum of ‖A_ℓ‖² (which defines η, γ) sits above the batch median, at the worst layer:
+        # large when a few prompts diverge in the deep layers
+        "norm_spread": float(np.max(law.norm2_max / law.norm2_median)),
         "fidelity": float(np.max(fid.median)), "fidelity_layer": fid.median.copy(),
         "mse_median": mse, "zero_median": zero, "reduction": zero / mse if mse > 0 else math.inf,
         "errors": errs, "readings": readings(model, Xo), "layers": model.L, "seconds": float(run.seconds),
