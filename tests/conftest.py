@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-CHAPTER_TIMES: dict[str, float] = {}   # filled in this process (without pytest-xdist)
 
 
 def pytest_configure(config):
@@ -31,7 +30,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_terminal_summary(terminalreporter):
-    times = dict(CHAPTER_TIMES)
+    times = {}
     d = _times_dir()
     for f in sorted(d.glob("*.tsv")) if d.is_dir() else []:   # the workers' tables (pytest-xdist)
         for line in f.read_text().splitlines():
@@ -65,10 +64,7 @@ def nbval_active(request) -> bool:
 @pytest.fixture
 def chapter_times() -> dict[str, float]:
     """Chapter name -> wall seconds; printed at the end of the run (from every worker)."""
-    t = _Times()
-    yield t
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        CHAPTER_TIMES.update(t)
+    return _Times()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -190,16 +190,23 @@ def floor_targets(cfg: TrainConfig, model, n: int = 2048) -> dict[str, dict[str,
 
     def med(p, t):
         per = (p - t).square().mean((-1, -2)).numpy()
-        return float(np.median(np.where(np.isnan(per), np.inf, per)))
+        return _median(per)
 
     return {name: {"model": med(pred, t), "vs_truth": med(t, truth)} for name, t in cands.items()}
 
 
 # --------------------------------------------------------------------------------------------- readings
+def _median(x: np.ndarray) -> float:
+    """The median over prompts, a NaN (a diverged prompt) counted as +inf, as the training record counts it."""
+    return float(np.median(np.where(np.isnan(x), np.inf, x)))
+
+
 def _as64(model):
-    m = copy.deepcopy(model).to("cpu", torch.float64)
-    m.eval()
-    return m
+    """``model`` in float64 on the CPU (itself when it is already: :func:`assess` passes a float64 model)."""
+    p = next(model.parameters())
+    if p.dtype == torch.float64 and p.device.type == "cpu":
+        return model.eval()
+    return copy.deepcopy(model).to("cpu", torch.float64).eval()
 
 
 def _iterate(Z0: torch.Tensor, task, L: int, eta: float, gamma: float) -> list[torch.Tensor]:
@@ -229,7 +236,7 @@ def layer_errors(model, X_clean: torch.Tensor, X_obs: torch.Tensor) -> dict[str,
         out = []
         for Dl in Ds:
             per = (-Dl - D).square().mean((-1, -2)).numpy()
-            out.append(float(np.median(np.where(np.isnan(per), np.inf, per))))
+            out.append(_median(per))
         return np.asarray(out)
 
     return {"model": med(model_D), "eagle": med(_iterate(Z0, task, model.L, ETA, GAMMA)),
@@ -248,7 +255,7 @@ def readings(model, X_obs: torch.Tensor) -> dict[str, float]:
     for name, eta in (("eagle", ETA), ("gd", 0.0)):
         alg = -_iterate(Z0, task, model.L, eta, GAMMA)[-1]
         r = (torch.linalg.matrix_norm(pred - alg) / torch.linalg.matrix_norm(alg)).numpy()
-        out[name] = float(np.median(np.where(np.isnan(r), np.inf, r)))
+        out[name] = _median(r)
     return out
 
 
