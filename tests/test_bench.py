@@ -235,3 +235,27 @@ def test_grid_iterations_of_the_accelerated_variant_at_tiny_size():
     assert e["to"]["1e-06"] >= 2 * p["to"]["1e-06"] and e["to"]["1e-12"] >= 2 * p["to"]["1e-12"]
     assert all(len(v["seconds"]) == 2 for v in r["runs"].values())
     assert r["runs"]["gelsy"]["iterations"] == 1 and r["fastest"] in r["runs"]
+
+
+def test_grid_floors_separate_the_precisions_and_keep_their_records_consistent():
+    from eaglebook import config
+    from eaglebook.bench import grid
+    S = config.BenchSizes(grid_precision_n=16, grid_kappas=(1e2, 1e8), grid_time_limit=5.0)
+    fl = grid.floors(S, np.random.default_rng(3), methods=("EAGLE", "Newton–Schulz", "SVD", "gelsy", "Cholesky"))
+    assert [r["kappa"] for r in fl["rows"]] == [1e2, 1e8] and fl["n"] == 16
+    for r in fl["rows"]:
+        assert "SVD" in r["runs"]["float64"] and "SVD" not in r["runs"]["float32"]      # float64 only
+        assert r["reference"]["float32"]["kappa_u"] == pytest.approx(r["kappa"] * 2.0 ** -24)
+        for dt, runs in r["runs"].items():
+            for m, v in runs.items():
+                assert v["iterations_run"] <= grid.FLOOR_MAX_ITER
+                if v["floor"] is not None:
+                    assert 1 <= v["at"] <= max(1, v["iterations_run"])
+                    if v["final"] is not None:
+                        assert v["floor"] <= v["final"]
+        # a backward-stable direct solve: float64 near its unit roundoff, float32 far above it
+        assert r["runs"]["float64"]["gelsy"]["final"] < 1e-12
+        assert r["runs"]["float32"]["gelsy"]["final"] > 1e-10
+        assert r["runs"]["float64"]["EAGLE"]["final"] < 1e-10
+    # the normal equations square κ: Cholesky breaks down in float32 at κ = 1e8 (κ² u ≫ 1)
+    assert fl["rows"][1]["runs"]["float32"]["Cholesky"]["status"] == "breakdown"

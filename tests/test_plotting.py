@@ -111,6 +111,14 @@ CASES = {
                 m: dict(median=c * 1e-3 * (k / 60) ** e, spread=(0.9 * c * 1e-3 * (k / 60) ** e, 1.1 * c * 1e-3 * (k / 60) ** e))
                 for m, c, e in (("EAGLE", 1.0, 2.0), ("SVD", 0.3, 2.5), ("CG", 3.0, 1.5))}) for k in (60, 120, 240, 480)])
         for shape in ("square", "tall", "wide")}),
+    "plot_floors": lambda: plotting.plot_floors(dict(
+        unit_roundoff={"float64": 2.0 ** -53, "float32": 2.0 ** -24}, methods=["EAGLE", "Newton–Schulz", "SVD", "Cholesky"],
+        rows=[dict(kappa=k, runs={dt: {m: dict(final=None if (m == "Newton–Schulz" and dt == "float32" and k > 1e4) else
+                                                min(1.0, c * u * k ** e), floor=c * u * k ** e)
+                                       for m, c, e in (("EAGLE", 3.0, 0.0), ("Newton–Schulz", 10.0, 0.5), ("SVD", 2.0, 0.0),
+                                                       ("Cholesky", 1.0, 2.0)) if not (m == "SVD" and dt == "float32")}
+                                  for dt, u in (("float64", 2.0 ** -53), ("float32", 2.0 ** -24))})
+              for k in (1e2, 1e4, 1e8, 1e12)])),
     "plot_depth_losses": lambda: plotting.plot_depth_losses(
         [1, 2, 3, 4], [1.8, 0.34, 0.03, 9e-3], {1: 1.768, 2: 0.341, 3: 0.019, 4: 9.91e-5}, floor=1e-7),
     "plot_readings": lambda: plotting.plot_readings(

@@ -1089,6 +1089,37 @@ def plot_grid_times(series: dict, *, shapes=("square", "tall", "wide")):
     return finish(fig)
 
 
+def plot_floors(fl: dict):
+    """The floor job of the solver grid (``eaglebook.bench.grid.floors``): the relative error of D where each
+    method stopped against κ (log–log), one panel per precision, beside the references κ·u and κ²·u (u the
+    unit roundoff).  A run that ended non-finite is drawn at its smallest finite error with an open marker."""
+    dts = list(fl["unit_roundoff"])
+    fig, axes = plt.subplots(1, len(dts), sharey=True, squeeze=False)
+    kap = [r["kappa"] for r in fl["rows"]]
+    for ax, dt in zip(axes[0], dts):
+        for name in fl["methods"]:
+            pts = [(r["kappa"], r["runs"][dt][name]) for r in fl["rows"] if name in r["runs"][dt]]
+            if not pts:
+                continue
+            st = _bench_style(name)
+            ks = [k for k, v in pts if v["final"] is not None]
+            ax.plot(ks, [v["final"] for k, v in pts if v["final"] is not None], lw=1.1, ms=4, marker="o", label=name, **st)
+            bad = [(k, v["floor"]) for k, v in pts if v["final"] is None and v["floor"] is not None]
+            if bad:
+                ax.plot(*zip(*bad), ls="none", marker="o", ms=6, mfc="none", mec=st["color"])
+        u = fl["unit_roundoff"][dt]
+        ax.plot(kap, [k * u for k in kap], color="#999999", lw=1.0, ls=(0, (6, 3)), label="κ·u (reference)")
+        ax.plot(kap, [k * k * u for k in kap], color="#999999", lw=1.0, ls="-.", label="κ²·u (reference)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(top=10.0)
+        ax.set_title(f"{dt} (u = {u:.1e})")
+        ax.set_xlabel("κ(A)")
+    axes[0, 0].set_ylabel("relative error of D where the run stopped")
+    legend_outside(fig)
+    return finish(fig)
+
+
 # ---------------------------------------------------------------------------------------------- chapter 10
 ICL_STYLE = {
     "GD++": dict(color="#E69F00", linestyle="--", marker="o"),

@@ -13,7 +13,12 @@ as the reference):
   EAGLE and of its accelerated variant (``conditioning="polar-express"``) to 1e-6 and 1e-12, and every
   method's time to the target;
 * ``precision``: float64 against float32 at n = ``grid_precision_n``, κ = 1e2, both to the same target 1e-4;
-* ``threads``: one thread against all cores (``os.cpu_count()``) at n = ``grid_precision_n``, κ = 1e4.
+* ``threads``: one thread against all cores (``os.cpu_count()``) at n = ``grid_precision_n``, κ = 1e4;
+* ``floors``: the accuracy each method reaches in float64 and in float32 at n = ``grid_precision_n`` over
+  ``grid_kappas``, every method with its own default stopping rule (at most ``FLOOR_MAX_ITER`` iterations),
+  traced, not timed: the error where it stopped and the smallest error along the way, beside κ·u and κ²·u
+  (u the unit roundoff of the precision): a backward-stable solve of D = B A^† C is accurate to about κ·u,
+  the normal equations to about κ²·u.
 
 **Timing.**  For each problem every method first runs once *traced* (its error after every iteration, against
 the exact completion): that gives its iterations k to the target and whether it gets there.  Then the methods
@@ -44,6 +49,10 @@ TALL_FACTOR = 8
 LEVELS = (1e-6, 1e-12)
 #: The common target of the float64-against-float32 job (float32 cannot reach 1e-6 reliably).
 PRECISION_TARGET = 1e-4
+#: Unit roundoff u of each precision (the floor job's references κ·u and κ²·u).
+UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
+#: The most iterations of one run of the floor job (its methods otherwise stop by their own rule).
+FLOOR_MAX_ITER = 300
 
 
 def _first_below(values, level):
@@ -57,13 +66,15 @@ def _cast(x, dtype):
     return np.ascontiguousarray(x, dtype=np.float32 if dtype == "float32" else np.float64)
 
 
-def _solve_fns(conditioning: str, A, B, C, ref, dtype, seed):
-    """Traced and bare runs of ``eaglebook.solve`` (EAGLE or its accelerated variant)."""
+def _solve_fns(conditioning: str, A, B, C, ref, dtype, seed, max_iter=None):
+    """Traced and bare runs of ``eaglebook.solve`` (EAGLE or its accelerated variant); ``max_iter``: the
+    traced run's cap (None: the solver's default)."""
     import eaglebook
     A_, B_, C_ = (_cast(x, dtype) for x in (A, B, C))
+    cap = {} if max_iter is None else dict(max_iter=max_iter)
 
     def traced(target):
-        r = eaglebook.solve(A_, B_, C_, conditioning=conditioning, reference=ref, seed=seed)
+        r = eaglebook.solve(A_, B_, C_, conditioning=conditioning, reference=ref, seed=seed, **cap)
         return dict(values=np.asarray(r.rel_error, dtype=np.float64), iterations=r.iterations, status=r.status,
                     final=float(r.rel_error[-1]))
 
@@ -73,10 +84,12 @@ def _solve_fns(conditioning: str, A, B, C, ref, dtype, seed):
     return traced, bare
 
 
-def _trace_fns(name: str, A, B, C, ref, dtype, seed, max_iter, time_limit):
-    """(traced(target) -> dict, bare(k) -> callable) for method ``name`` of the grid."""
+def _trace_fns(name: str, A, B, C, ref, dtype, seed, max_iter, time_limit, *, cap_eagle: bool = False):
+    """(traced(target) -> dict, bare(k) -> callable) for method ``name`` of the grid; ``cap_eagle``: EAGLE's
+    traced runs stop at ``max_iter`` too (otherwise at the solver's default cap)."""
     if name in ("EAGLE", "EAGLE (polar-express)"):
-        return _solve_fns("cubic" if name == "EAGLE" else "polar-express", A, B, C, ref, dtype, seed)
+        return _solve_fns("cubic" if name == "EAGLE" else "polar-express", A, B, C, ref, dtype, seed,
+                          max_iter if cap_eagle else None)
     m = bl.REGISTRY[name]
     kw = dict(dtype=dtype) if m.dtyped else {}
     if dtype != "float64" and not m.dtyped:
@@ -136,6 +149,42 @@ def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "f
                machine=None if tm is None else dict(before=tm.before, after=tm.after))
     out.update(compare(runs))
     return out
+
+
+def floor_of(name: str, A, B, C, D, dtype: str, *, seed: int = 0, max_iter: int = FLOOR_MAX_ITER,
+             time_limit: float = 60.0) -> dict | None:
+    """The accuracy method ``name`` reaches in ``dtype`` on one problem: one traced run with the method's own
+    stopping rule (target None; at most ``max_iter`` iterations), not timed.  ``final``: the relative error
+    of D where it stopped; ``floor``: the smallest finite error along the run and ``at``, its iteration (None
+    when no error was finite); ``status``: the run's.  None for a method that has no ``dtype`` version.
+    One thread, as the grid's other single-machine jobs."""
+    from .harness import Threads
+    f = _trace_fns(name, A, B, C, np.asarray(D, dtype=np.float64), dtype, seed, max_iter, time_limit, cap_eagle=True)
+    if f is None:
+        return None
+    with Threads(1):
+        t = f[0](None)
+    v = np.asarray(t["values"], dtype=np.float64).ravel() if t["values"] is not None else np.array([t["final"]], dtype=np.float64)
+    ok = np.isfinite(v)
+    at = int(np.flatnonzero(ok)[np.argmin(v[ok])]) + 1 if ok.any() else None
+    return dict(method=name, dtype=dtype, status=t["status"], iterations_run=t["iterations"],
+                final=float(t["final"]) if t["final"] is not None and math.isfinite(t["final"]) else None,
+                floor=float(v[at - 1]) if at is not None else None, at=at)
+
+
+def floors(S: config.BenchSizes, rng, seed: int = 0, methods=None, progress: bool = False) -> dict:
+    """The floor job (module docstring): one square problem per κ of ``S.grid_kappas`` at n = ``S.grid_precision_n``,
+    every method of ``methods`` (default :data:`SQUARE`) in float64 and float32."""
+    from .harness import bar
+    methods = SQUARE if methods is None else tuple(methods)
+    n, rows = S.grid_precision_n, []
+    for kappa in bar(S.grid_kappas, progress, "grid: floors"):
+        A, B, C, D = _problem("square", n, kappa, rng)
+        runs = {dt: {m: floor_of(m, A, B, C, D, dt, seed=seed, time_limit=S.grid_time_limit) for m in methods}
+                for dt in UNIT_ROUNDOFF}
+        rows.append(dict(kappa=kappa, n=n, runs={dt: {m: r for m, r in rs.items() if r is not None} for dt, rs in runs.items()},
+                         reference={dt: dict(kappa_u=kappa * u, kappa2_u=kappa ** 2 * u) for dt, u in UNIT_ROUNDOFF.items()}))
+    return dict(n=n, max_iter=FLOOR_MAX_ITER, unit_roundoff=dict(UNIT_ROUNDOFF), methods=list(methods), rows=rows)
 
 
 def _pinned(fn, threads: int):
@@ -268,6 +317,7 @@ def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     thr["all_over_one"] = {m: _ratio(both["runs"], f"{m} [{cores} thr]", f"{m} [1 thr]") for m in SQUARE} if cores > 1 else {}
     thr["machine"] = both["machine"]
     out["threads"] = thr
+    out["floors"] = floors(S, rng, seed, progress=progress)
     out["decision"] = decision_rows(out)
     return out
 
@@ -327,4 +377,4 @@ def describe(row: dict) -> str:
     return f"{row['fastest']}, by {m['median']:.2g}× ({m['lo']:.2g}–{m['hi']:.2g}) over {row['runner_up']}"
 
 
-__all__ = ["grid", "measure", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
+__all__ = ["grid", "measure", "floors", "floor_of", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]

@@ -416,12 +416,13 @@ def newton_schulz(A, B, C, *, reference=None, monitor=None, target=None, tol=Non
     Z = (alpha * A_.T).astype(A_.dtype)               # n×d
     left = prob.d <= prob.n
     rec.mark_setup()
-    while True:
-        Z = 2 * Z - Z @ (A_ @ Z) if left else 2 * Z - (Z @ A_) @ Z
-        if rec.step(X=B_ @ Z):
-            break
-    return rec.trace("Newton–Schulz (A⁺)", (B_ @ Z) @ prob.cast(prob.C, dt),
-                     info=dict(alpha=alpha, sigma_hat=s, dtype=dt, gram="left" if left else "right"))
+    with np.errstate(over="ignore", invalid="ignore"):   # a diverging run ends with status "non_finite"
+        while True:
+            Z = 2 * Z - Z @ (A_ @ Z) if left else 2 * Z - (Z @ A_) @ Z
+            if rec.step(X=B_ @ Z):
+                break
+        D = (B_ @ Z) @ prob.cast(prob.C, dt)
+    return rec.trace("Newton–Schulz (A⁺)", D, info=dict(alpha=alpha, sigma_hat=s, dtype=dt, gram="left" if left else "right"))
 
 
 def sketch_lsqr(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=10_000, time_limit=None,
