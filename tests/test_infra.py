@@ -420,6 +420,10 @@ def test_claims_from_secondary_summaries_are_listed_apart(claims):
     assert all(r.claim.kind == "paper" for r in report.claim_results(leds))
     md = report.secondary_table(leds)
     assert "RandSketch+CG" in md and "not reproduced" in md and "`rs`" in md
+    # a row the scorecard does not judge shows that verdict, with its reason, and the criterion's beneath it
+    compare(led, "rs2", 1.5, paper=1 / 3, criterion=report.at_most(0.5), claim="s-randsketch", setting="a square problem")
+    md = report.secondary_table(report.load_ledgers("ci"))
+    assert "*not judged: different setting*<br><small>criterion alone: not reproduced</small>" in md
 
 
 def test_claims_of_a_neighbouring_paper_are_judged_apart_from_the_tally(claims):
@@ -496,3 +500,5 @@ def test_a_timing_ratio_inside_its_spread_is_not_judged(claims):
     d5 = led.declare("t5", what="w", criterion=report.at_most(0.1), claim="freeze-rounds", role="evidence")
     assert led.record(d5, fast.median / 10, timing=fast) == "reproduced"
     assert "0.5–0.6, 3 repeats" in report.comparisons_table(report.load_ledgers("ci"))
+    # ... and so does the range shown beside it (the pairs' range of the statistic, not of the raw ratio)
+    assert led.comparisons["t5"]["spread"][:2] == pytest.approx([0.05, 0.06])

@@ -84,25 +84,26 @@ class Criterion:
         raise ValueError(f"unknown criterion kind {self.kind!r}")
 
 
-def within_factor(f: float, partly: float | None = None) -> Criterion:
-    """Reproduced when ours and the paper's value agree within a factor ``f`` (partly: within ``partly``)."""
-    t = f"within {f:g}× of the paper" + (f" (partly: within {partly:g}×)" if partly else "")
+def within_factor(f: float, partly: float | None = None, *, of: str = "the paper") -> Criterion:
+    """Reproduced when ours and the paper's value agree within a factor ``f`` (partly: within ``partly``);
+    ``of`` names the reference in the criterion's text (e.g. "our derivation" where the value is ours)."""
+    t = f"within {f:g}× of {of}" + (f", partly within {partly:g}×" if partly else "")
     return Criterion("factor", f, partly=partly, text=t)
 
 
 def at_most(x: float, partly: float | None = None) -> Criterion:
-    t = f"≤ {x:g}" + (f" (partly: ≤ {partly:g})" if partly else "")
+    t = f"≤ {x:g}" + (f", partly ≤ {partly:g}" if partly else "")
     return Criterion("at_most", x, partly=partly, text=t)
 
 
 def at_least(x: float, partly: float | None = None) -> Criterion:
-    t = f"≥ {x:g}" + (f" (partly: ≥ {partly:g})" if partly else "")
+    t = f"≥ {x:g}" + (f", partly ≥ {partly:g}" if partly else "")
     return Criterion("at_least", x, partly=partly, text=t)
 
 
 def in_range(lo: float, hi: float, partly: float | None = None) -> Criterion:
     """Reproduced when lo ≤ ours ≤ hi; partly when within the range widened by a factor ``partly``."""
-    t = f"in [{lo:g}, {hi:g}]" + (f" (partly: within {partly:g}× of it)" if partly else "")
+    t = f"in [{lo:.3g}, {hi:.3g}]" + (f", partly within {partly:g}× of it" if partly else "")
     return Criterion("range", lo, hi, partly=partly, text=t)
 
 
@@ -277,7 +278,9 @@ class Ledger:
             verdict=verdict, why=why, declared=c["declared"], robust=c["robust"], robustness=c["robustness"],
             note=c["note"], claim=c["claim"], role=c["role"], part=c["part"], source=c["source"],
             setting=c["setting"], supersedes=c["supersedes"],
-            spread=None if timing is None else [timing.lo, timing.hi, timing.repeats],
+            # the paired ratios' range scaled to the statistic (a statistic derived from the ratio, e.g. divided
+            # by a log factor, shows its own range, not the raw ratio's)
+            spread=None if timing is None else [v * timing.lo / timing.median, v * timing.hi / timing.median, timing.repeats],
             # what the criterion alone says, also where the row is not judged (shown as evidence only)
             criterion_verdict=crit.verdict(v, c["paper"]))
         glue(key, v)

@@ -15,6 +15,8 @@ Only ledgers of the current code, chapter source and profile, run with the book'
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +88,11 @@ def _fmt(x: Any) -> str:
     if x is None:
         return "—"
     if isinstance(x, float):
-        return f"{x:.3g}" if 1e-3 <= abs(x) < 1e4 or x == 0 else f"{x:.2e}"
+        if math.isfinite(x) and x == int(x) and abs(x) < 1e6:
+            return str(int(x))                     # a count or an exact bound: every digit (2004, not 2e+03)
+        if 1e3 <= abs(x) < 1e6:
+            return f"{x:.0f}"
+        return f"{x:.3g}" if 1e-3 <= abs(x) < 1e3 or x == 0 else f"{x:.2e}"
     return str(x)
 
 
@@ -208,11 +214,14 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
         if detail:
             key, row = detail[0]
             setting = row.get("setting") or "the paper's"
-            what = row["what"]
-            if len(parts) > 1 and row.get("part"):     # one statistic for every part: name none of them
-                what = what.replace(f", {row['part']}", "").replace(f"; {row['part']}", "").replace(f"({row['part']})", "")
-            meta = (f"<br><small>source: {c.source} · statistic: {what} · criterion: {row['criterion']} · "
-                    f"declared {_declared(row)} · setting: {setting}"
+            per = {r_.get("part"): (_what_without_part(r_["what"], r_.get("part")) if len(parts) > 1 else r_["what"],
+                                    r_["criterion"], _declared(r_)) for _, r_ in detail}
+            if len(set(per.values())) == 1:         # one statistic, criterion and date for every part: say it once
+                what, crit, when = next(iter(per.values()))
+                body = f"statistic: {what} · criterion: {crit} · declared {when}"
+            else:
+                body = " · ".join(f"{p_}: statistic {w_}, criterion {c_}, declared {d_}" for p_, (w_, c_, d_) in per.items())
+            meta = (f"<br><small>source: {c.source} · {body} · setting: {setting}"
                     + (f" · parts: {len(parts)}" if len(parts) > 1 else "") + "</small>")
         else:
             meta = f"<br><small>source: {c.source}</small>"
@@ -221,6 +230,17 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
         out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(' / '.join(dict.fromkeys(paper)) or '—')} | "
                    f"{_cell('<br>'.join(ours))} | {_cell(verdict)} |")
     return "\n".join(out)
+
+
+def _what_without_part(what: str, part: str | None) -> str:
+    """A headline row's statistic with its part's name taken out (the claim's row names the parts)."""
+    if not part:
+        return what
+    for pat in (f" ({part}; ", f"({part}; "):
+        what = what.replace(pat, " (" if pat.startswith(" ") else "(")
+    for pat in (f", {part}", f"; {part}", f" ({part})", f"({part})"):
+        what = what.replace(pat, "")
+    return re.sub(r"\s+", " ", what).strip()
 
 
 def beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
@@ -316,8 +336,15 @@ def secondary_table(ledgers: list[Ledger]) -> str:
         for key, row in res.evidence:
             out.append(f"| {_cell(res.claim.statement)}<br><small>{_cell(res.claim.source)} · `{key}`</small> | "
                        f"{_cell(row.get('paper_text') or _fmt(row.get('paper')))} | {_cell(row['what'])}: {_fmt(row['ours'])} | "
-                       f"*{_cell(row.get('criterion_verdict', row['verdict']))}* |")
+                       f"{_verdict_with_reason(row)} |")
     return "\n".join(out)
+
+
+def _verdict_with_reason(row: dict) -> str:
+    """A row's verdict as the scorecard gives it (with its reason), and the criterion's own where they differ."""
+    v = row["verdict"] + (f": {row['why']}" if row.get("why") else "")
+    alone = row.get("criterion_verdict")
+    return f"*{_cell(v)}*" + (f"<br><small>criterion alone: {_cell(alone)}</small>" if alone and alone != row["verdict"] else "")
 
 
 def checks_table(ledgers: list[Ledger]) -> str:
@@ -328,8 +355,9 @@ def checks_table(ledgers: list[Ledger]) -> str:
         for key, c in led.checks.items():
             if latest[key] != id(led):
                 continue
-            bound = " ".join(s for s in (f"≥ {c['lower']:g}" if c["lower"] is not None else "",
-                                          f"≤ {c['upper']:g}" if c["upper"] is not None else "") if s)
+            bound = (f"= {c['lower']:g}" if c["lower"] is not None and c["lower"] == c["upper"] else
+                     " ".join(s for s in (f"≥ {c['lower']:g}" if c["lower"] is not None else "",
+                                          f"≤ {c['upper']:g}" if c["upper"] is not None else "") if s))
             out.append(f"| {_cell(c['what'])} (`{key}`) | {_fmt(c['value'])} | {bound} | "
                        f"{'yes' if c['ok'] else '**no**'} | {led.title or led.chapter} |")
     if len(out) == 2:

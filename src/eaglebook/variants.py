@@ -78,7 +78,7 @@ def figure_note(nb: dict, chapter: str, suffix: str) -> dict:
     pairs = [(name(c), name(c)[:-len(suffix) - 1]) for c in figs if not own(c) and name(c).endswith(f"-{suffix}")]
     extra = [name(c) for c in figs if own(c)]
     text = (f"This page is {{ref}}`the chapter <ch-{chapter.split('_', 1)[1]}>` executed for the {suffix} regime "
-            "(its parameters cell shows the values it ran with). Its figures are numbered on through the book; "
+            "(its parameters cell shows the parameters it was given; the others keep the chapter's defaults). Its figures are numbered on through the book; "
             "each repeats one of the chapter's: "
             + ", ".join(f"{{numref}}`{n}` is {{numref}}`{base}`" for n, base in pairs)
             + ("" if not extra else "; " + ", ".join(f"{{numref}}`{n}`" for n in extra) + " only this regime has")

@@ -548,14 +548,17 @@ def ablations(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dic
 # ---------------------------------------------------------------------------------------------- entry point
 def run(cfg: BenchConfig, progress: bool = True) -> dict:
     """Run one part under ``cfg`` (threads pinned); results with the environment and the wall time."""
+    from ..provenance import machine
     t0 = time.perf_counter()
     with _Threads(cfg.threads):
         env = environment(cfg.threads)
+        env["machine_before"] = machine(cfg.threads)      # the machine and its load before and after the part
         from .grid import grid
         fn = {"centralized": centralized, "sketched": sketched, "ablations": ablations, "grid": grid}.get(cfg.part)
         if cfg.part == "real":
             res = real(cfg.sizes, cfg.seed, progress, matrix=cfg.matrix)
         else:
             res = fn(cfg.sizes, cfg.seed, progress)
+        env["machine_after"] = machine(cfg.threads)
     return dict(part=cfg.part, config=dataclasses.asdict(cfg), environment=env, results=res,
                 todo=dict(TODO), wall_seconds=time.perf_counter() - t0)
