@@ -60,7 +60,7 @@ def test_book_config_serves_mathjax_and_shows_warnings_without_progress_bars():
     assert "eaglebook.variants" not in book
     exts = re.search(r"^  extra_extensions:\n((?:    - .*\n)+)", cfg, re.M).group(1)
     assert exts.split("\n")[0].split("#")[0].strip() == "- eaglebook._toolchain.variant_pages"
-    # TQDM_DISABLE=1 silences the package's progress bars (training.py uses tqdm.auto) and nothing else
+    # TQDM_DISABLE=1 silences the package's progress bars (training.tqdm_class: tqdm.auto where ipywidgets can draw a bar) and nothing else
     code = ("import sys, warnings\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3), desc='bar-shown'): pass\n"
             "warnings.warn('warning-shown')\n")
     on = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,   # whatever this process was given

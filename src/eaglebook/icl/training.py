@@ -101,8 +101,8 @@ def train(cfg: ICLTrain, *, progress: bool = True) -> Run:
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, desc=f"{cfg.model.kind} L={cfg.model.layers} {cfg.task.label}", leave=False)
+        from ..training import tqdm_class     # tqdm.auto alone warns (TqdmWarning) where ipywidgets is missing
+        bar = tqdm_class()(total=cfg.steps, desc=f"{cfg.model.kind} L={cfg.model.layers} {cfg.task.label}", leave=False)
     t0 = time.perf_counter()
     evaluate(0)
     for step in range(cfg.steps):
