@@ -475,7 +475,7 @@ def test_a_timing_verdict_needs_every_paired_ratio_on_one_side():
     assert timing.ratio([1, 1, 1], [2, 2.1, 1.9], "x", "y").verdict == "x faster"
     assert timing.ratio([2, 2, 2], [1, 1, 1], "x", "y").verdict == "y faster"
     r = timing.ratio([1, 1.2, 0.9], [1, 1, 1], "x", "y")
-    assert r.verdict == timing.WITHIN_NOISE and not r.decided and r.text(".2g") == "1× (0.9–1.2 over 3 repeats)"
+    assert r.verdict == timing.WITHIN_NOISE and not r.decided and r.text(".2g") == "1×, 0.9–1.2 over 3 repeats"
     assert timing.ratio([1.02, 1.03, 1.04], [1, 1, 1]).verdict == timing.WITHIN_NOISE   # every repeat agrees, by < 5%
     assert timing.ratio([1], [2]).verdict.startswith(timing.WITHIN_NOISE)
     with pytest.raises(ValueError, match="same number"):

@@ -307,7 +307,7 @@ def comparisons_table(ledgers: list[Ledger], *, link: bool = False, provenance: 
                 verdict = verdict.replace(c["verdict"], beyond_label(c["verdict"]), 1)
             if c.get("why") and c.get("criterion_verdict") and c["verdict"] == NOT_JUDGED:
                 verdict += f"<br><small>(criterion alone: {c['criterion_verdict']})</small>"
-            if c.get("robust") is False and c.get("why") != "outlier-dominated":
+            if c.get("robust") is False and c["verdict"] != NOT_JUDGED:     # judged although not robust: the paper's own
                 verdict += "<br><small>(an outlier-dominated statistic: the paper's own)</small>"
             ours = _fmt(c["ours"]) + (f"<br><small>({_fmt(c['spread'][0])}–{_fmt(c['spread'][1])}, "
                                       f"{c['spread'][2]} repeats)</small>" if c.get("spread") else "")

@@ -79,8 +79,8 @@ class Ratio:
         return not self.verdict.startswith(WITHIN_NOISE)
 
     def text(self, fmt: str = ".3g") -> str:
-        """e.g. ``"0.42× (0.40–0.45 over 5 repeats)"``."""
-        return f"{self.median:{fmt}}× ({self.lo:{fmt}}–{self.hi:{fmt}} over {self.repeats} repeats)"
+        """e.g. ``"0.42×, 0.40–0.45 over 5 repeats"`` (no parentheses: it is usually quoted inside some)."""
+        return f"{self.median:{fmt}}×, {self.lo:{fmt}}–{self.hi:{fmt}} over {self.repeats} repeats"
 
 
 def ratio(a_seconds, b_seconds, a: str = "a", b: str = "b") -> Ratio:
