@@ -185,3 +185,9 @@ def test_chapter_one_is_converted_and_imports_G():
     assert n == 0 and new == src
     assert "{glue" not in src and src.count("{eval}`G(") >= 13
     assert "\nfrom eaglebook.report import G, glue\n" in src
+
+
+def test_and_list_joins_items_for_a_sentence():
+    from eaglebook.glue import and_list
+    assert and_list([]) == "" and and_list(["a"]) == "a" and and_list(("a", "b")) == "a and b"
+    assert and_list(x for x in (1, 2, 3)) == "1, 2 and 3"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-__all__ = ["glue", "G", "Glued", "GlueKeyError"]
+__all__ = ["glue", "G", "Glued", "GlueKeyError", "and_list"]
 
 _GLUED: dict[str, Any] = {}        # what glue() stored in this process (the kernel), for G()
 
@@ -70,3 +70,9 @@ def G(key: str, fmt: str = "s") -> Glued:  # noqa: N802 - short on purpose: it i
         return Glued(format_plain_text(text, fmt))
     except (ValueError, TypeError) as exc:
         raise ValueError(f"G({key!r}, {fmt!r}): cannot format {text} with {fmt!r}: {exc}") from None
+
+
+def and_list(items) -> str:
+    """Items joined for a glued sentence: '' (none), 'a', 'a and b', 'a, b and c'."""
+    items = [str(x) for x in items]
+    return "" if not items else items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -132,6 +132,9 @@ class Regime:
     #: Plot style (matplotlib line keywords), and the label of a layer's W_VP as :meth:`vp_parts` shows it.
     style: ClassVar[dict] = {}
     vp_label: ClassVar[str] = "$W_{VP}$"
+    #: The squared norm whose batch maximum sets a layer's scale (:meth:`norm_blocks`), and what it is, for prose.
+    norm_label: ClassVar[str] = "‖A_ℓ‖²"
+    norm_note: ClassVar[str] = ""
 
     def __repr__(self) -> str:
         return f"<regime {self.name}>"
@@ -331,6 +334,8 @@ class Sketched(Regime):
     refactorable = False
     sketched = True
     beats_zero_tolerance = "beats_zero_sketched"
+    norm_label = "‖A_ℓS_ℓ‖²"
+    norm_note = "the sketched data's norm, with the layer's sketch S_ℓ"
     special = PaperComparison(
         "C4_sketched_rel_diff", "relative difference of the normalised W_QK and ±W_VP data blocks (seed 0, median over layers)",
         ("within_factor", (2,), {"partly": 4}), "a property of the weights, median over layers", paper=0.28,
@@ -435,6 +440,8 @@ class Distributed(Regime):
     heads_share_weights = True
     quantized_in_paper = True
     vp_label = "$W_{VP}$ self | other"
+    norm_label = "‖A^μ_ℓ‖²"
+    norm_note = "over the prompts and the machines' blocks A^μ_ℓ"
     special = PaperComparison(
         "C4_distributed_cross_query", "share of the cross-machine projection in the C, D (query) block",
         ("at_least", (0.9,), {"partly": 0.7}), "a share of a weight norm, in [0, 1], averaged over layers",

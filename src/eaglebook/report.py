@@ -13,7 +13,7 @@ code lives in the modules above.
 from __future__ import annotations
 
 from .claims import BEYOND, CLAIMS, NEIGHBOUR, PaperClaim, claim
-from .glue import G, GlueKeyError, Glued, glue
+from .glue import G, GlueKeyError, Glued, and_list, glue
 from .ledger import (ADVANCE, CLAIMS_ENV, EVIDENCE, HEADLINE, NOT_JUDGED, PAPER_SETTING, VERDICTS, Comparison,
                      Criterion, Ledger, after_run, at_least, at_most, claims_dir, criterion, in_range, settings_slug,
                      within_factor)
@@ -22,7 +22,7 @@ from .scorecard import (BOOK_PARAMETERS, NOT_RUN, ClaimResult, beyond_label, bey
                         comparisons_table, load_ledgers, machines_table, neighbour_table, rows, scorecard_points, secondary_table, stale_reason,
                         toc_chapters, verdict_counts)
 
-__all__ = ["BEYOND", "beyond_label", "beyond_table", "CLAIMS", "NEIGHBOUR", "PaperClaim", "claim", "G", "GlueKeyError", "Glued", "glue", "ADVANCE", "CLAIMS_ENV",
+__all__ = ["BEYOND", "beyond_label", "beyond_table", "CLAIMS", "NEIGHBOUR", "PaperClaim", "claim", "G", "GlueKeyError", "Glued", "glue", "and_list", "ADVANCE", "CLAIMS_ENV",
            "EVIDENCE", "HEADLINE", "NOT_JUDGED", "PAPER_SETTING", "VERDICTS", "Comparison", "Criterion", "Ledger",
            "after_run", "at_least", "at_most", "claims_dir", "criterion", "in_range", "settings_slug", "within_factor", "chapter_hash", "code_hash",
            "git_commit", "load_average", "machine", "provenance", "BOOK_PARAMETERS", "NOT_RUN", "ClaimResult",

@@ -342,9 +342,9 @@ def secondary_table(ledgers: list[Ledger]) -> str:
 
 def _verdict_with_reason(row: dict) -> str:
     """A row's verdict as the scorecard gives it (with its reason), and the criterion's own where they differ."""
-    v = row["verdict"] + (f": {row['why']}" if row.get("why") else "")
     alone = row.get("criterion_verdict")
-    return f"*{_cell(v)}*" + (f"<br><small>criterion alone: {_cell(alone)}</small>" if alone and alone != row["verdict"] else "")
+    return _cell(_verdict_text(row, bold=False)) + (f"<br><small>criterion alone: {_cell(alone)}</small>"
+                                                   if alone and alone != row["verdict"] else "")
 
 
 def checks_table(ledgers: list[Ledger]) -> str:

@@ -50,7 +50,7 @@ LEVELS = (1e-6, 1e-12)
 #: The common target of the float64-against-float32 job (float32 cannot reach 1e-6 reliably).
 PRECISION_TARGET = 1e-4
 #: Unit roundoff u of each precision (the floor job's references κ·u and κ²·u).
-UNIT_ROUNDOFF = {"float64": 2.0 ** -53, "float32": 2.0 ** -24}
+UNIT_ROUNDOFF = {dt: float(np.finfo(dt).eps) / 2 for dt in ("float64", "float32")}
 #: The most iterations of one run of the floor job (its methods otherwise stop by their own rule).
 FLOOR_MAX_ITER = 300
 
