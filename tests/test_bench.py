@@ -225,6 +225,10 @@ def test_grid_compare_and_describe_follow_the_paired_spread():
     assert not one["decided"] and "one repeat" in one["verdict"]
     assert grid.slope([10, 20, 40], [1.0, 8.0, 64.0]) == pytest.approx(3.0)
     assert grid.slope([10], [1.0]) is None
+    # the local exponent between the two largest sizes, in any order; None when either is untimed
+    assert grid.last_doubling([40, 10, 20], [64.0, 1.0, 4.0]) == pytest.approx(4.0)
+    assert grid.last_doubling([10, 20, 40], [1.0, 8.0, None]) is None
+    assert grid.last_doubling([10], [1.0]) is None
 
 
 def test_grid_iterations_of_the_accelerated_variant_at_tiny_size():

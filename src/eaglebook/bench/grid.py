@@ -5,7 +5,7 @@ Jobs (each a set of problems; every problem is ``tasks.make_problem``'s, with th
 as the reference):
 
 * ``square``: n = d over ``grid_ns`` at κ = 1e4, float64, one thread; the cost exponent of each method
-  (log–log slope of its time against n) and EAGLE's time against its flop model (iterations × the UPDATE's
+  (log–log slope of its time against n, over the whole range and between the two largest sizes) and EAGLE's time against its flop model (iterations × the UPDATE's
   flops ÷ the GEMM rate measured in the same run);
 * ``tall`` (d = 8k rows, n = k columns) and ``wide`` (d = k, n = 8k) over ``grid_tall_ns`` (k) at κ = 1e4:
   sketch-and-precondition LSQR joins there (it needs a sketch smaller than the matrix);
@@ -231,6 +231,16 @@ def slope(ns, ts) -> float | None:
     return float(np.polyfit(x, y, 1)[0])
 
 
+def last_doubling(ns, ts) -> float | None:
+    """The slope of log t against log n between the two largest sizes (the local exponent at the top of the
+    range, where a fixed cost per call matters least); None unless both have a time."""
+    pts = sorted((n, t) for n, t in zip(ns, ts))[-2:]
+    if len(pts) < 2 or any(t is None or not t > 0 for _, t in pts):
+        return None
+    (n0, t0), (n1, t1) = pts
+    return math.log(t1 / t0) / math.log(n1 / n0)
+
+
 def _problem(shape: str, k: int, kappa: float, rng):
     n, d = {"square": (k, k), "tall": (k, TALL_FACTOR * k), "wide": (TALL_FACTOR * k, k)}[shape]
     return tasks.make_problem(n, d, rank=min(n, d), kappa=kappa, rng=rng)
@@ -245,8 +255,10 @@ def _series(shape, ks, S, rng, seed, progress, bar) -> dict:
                       time_limit=S.grid_time_limit, threads=1)
         row.update(k=k, d=A.shape[0], n=A.shape[1], kappa=1e4, shape=shape)
         rows.append(row)
-    exps = {m: slope([r["k"] for r in rows], [r["runs"].get(m, {}).get("median") for r in rows]) for m in methods}
-    return dict(rows=rows, exponents=exps, methods=list(methods))
+    ts = {m: [r["runs"].get(m, {}).get("median") for r in rows] for m in methods}
+    ns = [r["k"] for r in rows]
+    return dict(rows=rows, exponents={m: slope(ns, ts[m]) for m in methods},
+                last_doubling={m: last_doubling(ns, ts[m]) for m in methods}, methods=list(methods))
 
 
 def flop_model(rows, gemm_rates) -> list:
