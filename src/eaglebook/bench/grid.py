@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import time
+
 import numpy as np
 
 from .. import config, tasks, timing
@@ -113,11 +115,13 @@ def _trace_fns(name: str, A, B, C, ref, dtype, seed, max_iter, time_limit, *, ca
 
 def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "float64", seed: int = 0,
             max_iter: int = 2000, time_limit: float = 60.0, levels=LEVELS, threads=None, variants=None) -> dict:
-    """One problem: every method traced once, then the ones that reach ``target`` timed bare, interleaved.
+    """One problem: every method traced once, then the ones that reach ``target`` timed bare, interleaved
+    (``wall_seconds``: the whole call's wall time, traced runs included).
 
     ``variants`` (optional) replaces ``methods``/``dtype``: a list of (label, method, dtype, threads), all timed
     in one interleaved block, so that e.g. float64 and float32 (or 1 and all threads) of a method are paired."""
     from .harness import Threads
+    t0 = time.perf_counter()
     ref = np.asarray(D, dtype=np.float64)
     if variants is None:
         variants = [(name, name, dtype, threads) for name in methods]
@@ -146,7 +150,8 @@ def measure(A, B, C, D, methods, *, target: float, repeats: int, dtype: str = "f
             continue
         rec.update(median=tm.median(label), spread=list(tm.spread(label)), seconds=list(tm.seconds[label]))
     out = dict(target=target, dtype=dtype, repeats=repeats, runs=runs,
-               machine=None if tm is None else dict(before=tm.before, after=tm.after))
+               machine=None if tm is None else dict(before=tm.before, after=tm.after),
+               wall_seconds=time.perf_counter() - t0)
     out.update(compare(runs))
     return out
 
