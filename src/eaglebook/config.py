@@ -239,7 +239,7 @@ class BenchSizes:
     # (e) the solver-choice grid (eaglebook.bench.grid): square n (κ = 1e4), tall/wide short side k (8k × k),
     # the κ sweep's n and κs, the n of the precision and thread jobs, the target, interleaved repeats, and the
     # time limit of one traced run.  The paper profile's square sizes go to n = 3840 (tall/wide: 960×120); the
-    # n = 1920 and 3840 rows cost about 25 minutes on one core (EAGLE's traced run alone is 2.5 minutes at 3840),
+    # n = 1920 and 3840 rows took 31 minutes on one core of a shared 2-core CPU (chapter 7 glues the time),
     # once per machine: the result is cached like a trained model
     grid_ns: tuple[int, ...] = (240, 480, 960, 1920, 3840)
     grid_tall_ns: tuple[int, ...] = (30, 60, 120)

@@ -5,8 +5,8 @@ Jobs (each a set of problems; every problem is ``tasks.make_problem``'s, with th
 as the reference):
 
 * ``square``: n = d over ``grid_ns`` at κ = 1e4, float64, one thread; the cost exponent of each method
-  (log–log slope of its time against n, over the whole range and between the two largest sizes) and EAGLE's time against its flop model (iterations × the UPDATE's
-  flops ÷ the GEMM rate measured in the same run);
+  (log–log slope of its time against n, over the whole range and between the two largest sizes) and EAGLE's
+  time against its flop model (iterations × the UPDATE's flops ÷ the GEMM rate measured in the same run);
 * ``tall`` (d = 8k rows, n = k columns) and ``wide`` (d = k, n = 8k) over ``grid_tall_ns`` (k) at κ = 1e4:
   sketch-and-precondition LSQR joins there (it needs a sketch smaller than the matrix);
 * ``kappa``: n = d = ``grid_kappa_n`` at κ in ``grid_kappas`` (default 1e2, 1e4, 1e8, 1e12): iterations of
@@ -239,11 +239,8 @@ def slope(ns, ts) -> float | None:
 def last_doubling(ns, ts) -> float | None:
     """The slope of log t against log n between the two largest sizes (the local exponent at the top of the
     range, where a fixed cost per call matters least); None unless both have a time."""
-    pts = sorted((n, t) for n, t in zip(ns, ts))[-2:]
-    if len(pts) < 2 or any(t is None or not t > 0 for _, t in pts):
-        return None
-    (n0, t0), (n1, t1) = pts
-    return math.log(t1 / t0) / math.log(n1 / n0)
+    top = sorted(zip(ns, ts), key=lambda p: p[0])[-2:]
+    return slope(*zip(*top)) if top else None
 
 
 def _problem(shape: str, k: int, kappa: float, rng):
