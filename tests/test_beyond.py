@@ -168,3 +168,36 @@ def test_the_scorecard_answers_yes_partly_no(tmp_path, monkeypatch):
     assert "reproduced" not in table
     assert "**yes**" in report.comparisons_table([led]) and "reproduced" not in report.comparisons_table([led])
     assert report.verdict_counts([led])["not run"] == len([c for c in claims.CLAIMS if c.kind == claims.PAPER])
+
+
+class _Zero(torch.nn.Module):
+    """Predicts D = 0 (floor_targets reads the dtype of its parameters)."""
+
+    def __init__(self, task):
+        super().__init__()
+        self.task, self.w = task, torch.nn.Parameter(torch.zeros((), dtype=F64))
+
+    def forward(self, Z):
+        return 0 * self.w + torch.zeros_like(Z[..., self.task.d:, self.task.n:])
+
+
+@pytest.mark.parametrize("floor_var", [0.0, 0.04])
+def test_the_floor_targets_of_a_model_that_predicts_zero(floor_var):
+    task = dataclasses.replace(SMALL, floor_var=floor_var)
+    t = beyond.floor_targets(TrainConfig(task=task, seed=2), _Zero(task), n=4096)
+    assert set(t) == {"true D", "low-rank part of D", "Nyström B A^† C", f"rank-{task.s} Nyström B A_{task.s}^† C", "zero matrix"}
+    assert t["true D"]["vs_truth"] == 0 and t["zero matrix"]["model"] == 0
+    assert t["true D"]["model"] == t["zero matrix"]["vs_truth"] > 0.1                 # the beats-zero baseline
+    floor = t["low-rank part of D"]["vs_truth"]
+    if floor_var == 0:                                                    # low-rank data: every completion is the truth
+        assert floor == 0 and t["Nyström B A^† C"]["vs_truth"] < 1e-20
+        assert t[f"rank-{task.s} Nyström B A_{task.s}^† C"]["vs_truth"] < 1e-20
+    else:                                                                 # the floor's part of D, a median of means of 6 squares
+        assert 0.5 * floor_var < floor < floor_var and t["Nyström B A^† C"]["vs_truth"] > floor
+
+
+def test_the_noise_sets_share_their_clean_draws():
+    sets = beyond.noise_sets(TrainConfig(task=SMALL, seed=4), 2048, noise_var=0.04)
+    (Xn, Xno), (Xc, Xco) = sets["noisy"], sets["clean"]
+    assert Xn.dtype == F64 and torch.equal(Xn, Xc) and torch.equal(Xc, Xco)
+    assert abs(float((Xno - Xn).var()) - 0.04) < 0.002

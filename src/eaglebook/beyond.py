@@ -175,7 +175,8 @@ def floor_targets(cfg: TrainConfig, model, n: int = 2048) -> dict[str, dict[str,
     """For data with a full-rank floor: the model's median MSE (over ``n`` held-out prompts) against each
     candidate target: the true D (low-rank part plus floor), the low-rank part's D, the Nyström completion
     B A^† C of the observed blocks, and the rank-s truncated one B A_s^† C (the best rank-s reading).
-    Also each candidate's own median MSE against the true D.  Returns {target: {"model": …, "vs_truth": …}}."""
+    Also each candidate's own median MSE against the true D; the candidate ``"zero matrix"`` (predicting zero) gives
+    the baseline of the beats-zero test.  Returns {target: {"model": …, "vs_truth": …}}."""
     X_low, X, Xo = tasks.sample_parts(cfg.task, n, generator=_gen(cfg, 2), dtype=torch.float64)
     task = cfg.task
     with torch.no_grad():
@@ -187,6 +188,7 @@ def floor_targets(cfg: TrainConfig, model, n: int = 2048) -> dict[str, dict[str,
     cands = {"true D": tasks.split(X, task).D, "low-rank part of D": tasks.split(X_low, task).D,
              "Nyström B A^† C": tasks.nystrom(A, B, C), f"rank-{k} Nyström B A_{k}^† C": B @ A_s_pinv @ C}
     truth = cands["true D"]
+    cands["zero matrix"] = torch.zeros_like(truth)
 
     def med(p, t):
         per = (p - t).square().mean((-1, -2)).numpy()
