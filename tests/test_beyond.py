@@ -130,9 +130,15 @@ def test_order_of_convergence_tells_linear_from_quadratic():
     quad = 0.5 ** (2.0 ** np.arange(6))
     assert beyond.order_of_convergence(lin) == pytest.approx(1.0)
     assert beyond.order_of_convergence(quad) == pytest.approx(2.0)
-    assert beyond.order_of_convergence([1.0, 0.1, 0.2, 0.01]) != beyond.order_of_convergence([1.0, 0.1, 0.01, 0.001]) \
-        or math.isnan(beyond.order_of_convergence([1.0, 0.1, 0.2, 0.01]))   # stops at the first rise
+    assert math.isnan(beyond.order_of_convergence([1.0, 0.1, 0.2, 0.01]))          # stops at the first rise
+    assert beyond.order_of_convergence([1.0, 0.1, 0.01, 0.001, 0.002]) == pytest.approx(1.0)
     assert math.isnan(beyond.order_of_convergence([1.0, 0.5]))
+    burn_then_quad = np.concatenate([lin, lin[-1] * np.cumprod(0.5 ** (2.0 ** np.arange(1, 4)))])
+    assert beyond.order_of_convergence(burn_then_quad) == pytest.approx(1.0)       # the burn-in dominates the median
+    assert beyond.order_of_convergence(burn_then_quad, last=4) == pytest.approx(2.0)
+    assert beyond.order_of_convergence(list(burn_then_quad) + [0.0], last=4) == pytest.approx(2.0)  # below the floor
+    with pytest.raises(ValueError, match="last"):
+        beyond.order_of_convergence(lin, last=2)
 
 
 def test_readings_and_layer_errors_of_a_hand_set_eagle_model():
@@ -201,3 +207,15 @@ def test_the_noise_sets_share_their_clean_draws():
     (Xn, Xno), (Xc, Xco) = sets["noisy"], sets["clean"]
     assert Xn.dtype == F64 and torch.equal(Xn, Xc) and torch.equal(Xc, Xco)
     assert abs(float((Xno - Xn).var()) - 0.04) < 0.002
+
+
+def test_theorem1_eagle_converges_with_its_own_rho_per_prompt():
+    X, Xo = tasks.sample_X(SMALL, 32, generator=torch.Generator().manual_seed(5), dtype=F64)
+    e = beyond.theorem1_errors(X, Xo, SMALL, 40)
+    assert e.shape == (41,) and e[0] > 0.1 and e[-1] < 1e-12 * e[0]          # Theorem 1: D_ℓ → the Nyström D
+    assert beyond.order_of_convergence(e, last=4) > 1.5                          # its tail is doubly exponential
+    Z0 = tasks.prompt(Xo, SMALL)
+    one = [beyond._iterate(Z0[i:i + 1], SMALL, 6, 1 / 3, 1.0)[-1] for i in range(3)]   # batch max of one prompt = its own ρ
+    assert torch.allclose(beyond._iterate(Z0[:3], SMALL, 6, 1 / 3, 1.0, pool="instance")[-1], torch.cat(one), atol=1e-12)
+    with pytest.raises(ValueError, match="pool"):
+        beyond._iterate(Z0, SMALL, 1, 1.0, 1.0, pool="mean")

@@ -38,7 +38,8 @@ from .solver.update import update
 from .training import Run, seeds as _seeds, test_set
 
 __all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
-           "same_algorithm", "tests_held", "median_stats", "readings", "layer_errors", "order_of_convergence", "floor_targets", "noise_sets",
+           "same_algorithm", "tests_held", "median_stats", "readings", "layer_errors", "order_of_convergence", "floor_targets",
+           "noise_sets", "theorem1_errors", "THEOREM1",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
 #: The declared "same algorithm" test (module docstring); fixed before any chapter-11 model was trained.
@@ -211,13 +212,17 @@ def _as64(model):
     return copy.deepcopy(model).to("cpu", torch.float64).eval()
 
 
-def _iterate(Z0: torch.Tensor, task, L: int, eta: float, gamma: float) -> list[torch.Tensor]:
-    """L iterations of the UPDATE with steps η/ρ_ℓ, γ/ρ_ℓ, ρ_ℓ = the batch maximum of ‖A_ℓ‖₂² (the
-    transformer's convention), transformer D sign; returns D_0..D_L."""
+def _iterate(Z0: torch.Tensor, task, L: int, eta: float, gamma: float, *, pool: str = "batch_max") -> list[torch.Tensor]:
+    """L iterations of the UPDATE with steps η/ρ_ℓ, γ/ρ_ℓ, transformer D sign; returns D_0..D_L.  ρ_ℓ is
+    ‖A_ℓ‖₂²: its batch maximum (``pool="batch_max"``, the transformer's convention) or each prompt's own
+    (``pool="instance"``, Theorem 1's)."""
+    if pool not in ("batch_max", "instance"):
+        raise ValueError(f"argument pool={pool!r} is not valid; allowed values: 'batch_max', 'instance'")
     A, B, C, D = tasks.split(Z0, task)
     out = [D]
     for _ in range(L):
-        rho = float(torch.linalg.matrix_norm(A, ord=2).square().max())
+        n2 = torch.linalg.matrix_norm(A, ord=2).square()
+        rho = float(n2.max()) if pool == "batch_max" else n2[..., None, None]
         A, B, C, D = update(A, B, C, D, eta / rho, gamma / rho, d_scale=-1.0)
         out.append(D)
     return out
@@ -245,6 +250,19 @@ def layer_errors(model, X_clean: torch.Tensor, X_obs: torch.Tensor) -> dict[str,
             "gd": med(_iterate(Z0, task, model.L, 0.0, GAMMA))}
 
 
+#: Theorem 1's own settings (η = 1/3, γ = 1, each instance its own ρ), not the trained models' constants.
+THEOREM1 = {"eta": 1 / 3, "gamma": 1.0, "pool": "instance"}
+
+
+def theorem1_errors(X_clean: torch.Tensor, X_obs: torch.Tensor, task, iterations: int) -> np.ndarray:
+    """Per iteration ℓ = 0..``iterations``, the median over prompts of the MSE of EAGLE's −D_ℓ against the
+    clean D, with Theorem 1's settings (:data:`THEOREM1`): the rate the theorem speaks of, burn-in included."""
+    Z0 = tasks.prompt(X_obs.to(torch.float64), task)
+    D = tasks.split(X_clean.to(torch.float64), task).D
+    return np.asarray([_median((-Dl - D).square().mean((-1, -2)).numpy())
+                       for Dl in _iterate(Z0, task, iterations, THEOREM1["eta"], THEOREM1["gamma"], pool=THEOREM1["pool"])])
+
+
 def readings(model, X_obs: torch.Tensor) -> dict[str, float]:
     """Median over prompts of ‖pred_model − pred_alg‖_F / ‖pred_alg‖_F for alg = EAGLE (η = 1, γ = 1.9) and
     GD (η = 0, γ = 1.9), both run for as many iterations as the model has layers; and against predicting
@@ -261,17 +279,22 @@ def readings(model, X_obs: torch.Tensor) -> dict[str, float]:
     return out
 
 
-def order_of_convergence(errors: Sequence[float], floor: float = 1e-12) -> float:
+def order_of_convergence(errors: Sequence[float], floor: float = 1e-12, *, last: int | None = None) -> float:
     """The median over consecutive triples of p_ℓ = log(e_{ℓ+1}/e_ℓ) / log(e_ℓ/e_{ℓ−1}) of a per-layer
     error sequence, using only errors above ``floor`` and strictly falling: p ≈ 1 is linear convergence
     (error × a constant per layer), p ≈ 2 quadratic (doubly exponential: the digits double per layer).
+    ``last``: use only the last ``last`` of the usable errors (the tail, after a burn-in).
     NaN when fewer than three usable errors remain."""
+    if last is not None and last < 3:
+        raise ValueError(f"argument last={last} must be >= 3 (an order needs three errors)")
     e = [float(x) for x in errors]
     use = []
     for x in e:
         if not (math.isfinite(x) and x > floor) or (use and x >= use[-1]):
             break
         use.append(x)
+    if last is not None:
+        use = use[-last:]
     ps = [math.log(use[i + 1] / use[i]) / math.log(use[i] / use[i - 1]) for i in range(1, len(use) - 1)]
     return float(np.median(ps)) if ps else math.nan
 
