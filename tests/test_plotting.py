@@ -280,3 +280,21 @@ def test_audit_measures_the_width_the_notebook_shows():
     fig, ax = plotting.subplots(height=3.0)                # a square heat map leaves most of the width empty
     plotting.heatmap(ax, rng.standard_normal((6, 6)))
     assert any("narrower than the text column" in p for p in _problems(fig))
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+@pytest.mark.parametrize("top", [1e60, 1e251, 1e290])
+def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
+    """Per-layer constants of a deep model reach 1e250 and more; matplotlib's own log ticks overflow there."""
+    eta, gamma = np.array([1.4, 3.2, 73.0, 1e18, top / 10]), np.array([1.9, 4.3, 1e2, 1e55, top])
+    fig = plotting.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
+    fig.savefig(tmp_path / f"c.{fmt}")
+    b = fig.axes[1]
+    assert b.get_yscale() == "log" and b.get_ylim()[0] <= 1.9 and b.get_ylim()[1] >= top
+    if top > 10.0 ** plotting.LOG_SAFE_DECADES:
+        assert 2 <= len(b.get_yticks()) <= 8
+    plt.close(fig)
+    fig = plotting.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
+    fig.savefig(tmp_path / f"e.{fmt}")
+    assert fig.axes[0].get_ylim()[0] > 0
+    plt.close(fig)

@@ -27,7 +27,7 @@ from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.collections import PathCollection
-from matplotlib.ticker import FixedFormatter, NullFormatter
+from matplotlib.ticker import FixedFormatter, FixedLocator, LogFormatterSciNotation, NullFormatter, NullLocator
 import numpy as np
 
 from . import regimes
@@ -240,6 +240,36 @@ def log_if_wide(ax, axis: str = "both") -> None:
             ax.autoscale_view()
 
 
+#: A log axis whose view reaches beyond 10^±LOG_SAFE_DECADES gets fixed decade ticks (:func:`safe_log_ticks`):
+#: matplotlib's LogLocator steps one stride past the view and overflows float64 there.
+LOG_SAFE_DECADES = 200
+
+
+def safe_log_ticks(ax, axis: str) -> None:
+    """On a log ``axis`` ("x" or "y") of ``ax`` whose view reaches beyond 10^±:data:`LOG_SAFE_DECADES`, bound
+    the view to the finite data (×/÷ 10) and place at most 7 decade ticks inside it, so that drawing does not
+    overflow (a per-layer constant of 1e250 is a real value to show, not a reason to crash)."""
+    scale = ax.get_xscale() if axis == "x" else ax.get_yscale()
+    if scale != "log":
+        return
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    big = 10.0 ** LOG_SAFE_DECADES
+    if np.isfinite(lo) and np.isfinite(hi) and 1 / big < min(lo, hi) and max(lo, hi) < big:
+        return
+    v = _axis_data(ax, axis)
+    v = v[np.isfinite(v) & (v > 0)]
+    if not v.size:
+        return
+    e0, e1 = np.floor(np.log10(v.min())) - 1, np.ceil(np.log10(v.max())) + 1
+    e0, e1 = max(e0, -307.0), min(e1, 307.0)
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(10.0 ** e0, 10.0 ** e1)
+    step = next(k for k in (1, 2, 5, 10, 20, 25, 50, 100, 200) if (e1 - e0) / k <= 6)   # a round number of decades
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    a.set_major_locator(FixedLocator(10.0 ** np.arange(np.ceil(e0 / step) * step, e1 + 1, step)))
+    a.set_major_formatter(LogFormatterSciNotation())
+    a.set_minor_locator(NullLocator())
+
+
 def finish(fig):
     """Apply the standard to a finished figure (distinct styles, log axes where the data call for them)
     and return it.  Every ``plot_*`` function ends with it; a chapter drawing its own figure can too.
@@ -251,6 +281,8 @@ def finish(fig):
             continue
         distinct_styles(ax)
         log_if_wide(ax)
+        for a in ("x", "y"):
+            safe_log_ticks(ax, a)
     mode = os.environ.get("EAGLEBOOK_FIGURE_AUDIT", "")
     if mode in ("raise", "warn"):
         problems = audit(fig)
