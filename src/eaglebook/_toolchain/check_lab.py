@@ -40,9 +40,14 @@ QUOTED = re.compile(r"^([\"'])(.*)\1$", re.S)        # jupyterlab-myst strips on
 REPO = Path.cwd()
 
 # JupyterLab is started with --LabApp.expose_app_in_browser, so window.jupyterapp is the application.
+# The chapter's widget: the shell's current widget, or (when headless Chromium gives the page no focus, so
+# that currentWidget stays null) the visible document in the main area.
+CURRENT = ("(function (app) { if (!app || !app.shell) return null; const c = app.shell.currentWidget;"
+           " if (c && c.context) return c; const ws = Array.from(app.shell.widgets('main')).filter(x => x.context);"
+           " return ws.find(x => x.isVisible) || ws[ws.length - 1] || c || null; })(window.jupyterapp)")
 STATE = r"""
 const app = window.jupyterapp; if (!app || !app.shell) return {ready: false};
-const w = app.shell.currentWidget;
+const w = __CUR__;
 if (!w || !w.context) return {ready: true, widget: w ? w.constructor.name : null};
 const nb = w.content && w.content.widgets ? w.content : null;
 const kernel = w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
@@ -57,7 +62,7 @@ return {
 """
 
 MARKDOWN = r"""
-const w = window.jupyterapp.shell.currentWidget, out = [];
+const w = __CUR__, out = [];
 w.content.widgets.forEach((c, i) => {
   if (c.model.type !== 'markdown') return;
   const node = c.node.querySelector('.jp-MarkdownOutput') || c.node.querySelector('.jp-Cell-inputWrapper');
@@ -70,7 +75,7 @@ return out;
 """
 
 ERRORS = r"""
-const w = window.jupyterapp.shell.currentWidget, out = [];
+const w = __CUR__, out = [];
 w.content.widgets.forEach((c, i) => {
   if (c.model.type !== 'code') return;
   const o = c.model.outputs.toJSON();
@@ -121,19 +126,21 @@ def markdown_problems(cells: list[dict]) -> tuple[list[str], list[str]]:
 
 # [index, count] of the Markdown cells that quote glued values ({eval} or {glue}); scroll a cell to the top
 GLUED_CELLS = r"""
-const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+const w = __CUR__;
 if (!w || !w.content || !w.content.widgets) return [];
 return w.content.widgets.map((c, i) => [i, c.model.type === 'markdown' ?
   (c.model.sharedModel.getSource().match(/\{(eval|glue[:\w]*)\}`/g) || []).length : 0]).filter(x => x[1] > 0);
 """
 SCROLL_TO = r"""
-const w = window.jupyterapp.shell.currentWidget, c = w.content.widgets[arguments[0]];
+const w = __CUR__, c = w.content.widgets[arguments[0]];
 w.content.activeCellIndex = arguments[0]; c.node.scrollIntoView({block: 'start'});
 return c.node.getBoundingClientRect().top;
 """
-HAS_CELLS = r"""const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+HAS_CELLS = r"""const w = __CUR__;
 return !!(w && w.content && w.content.widgets && w.content.widgets.length);"""
-BOTTOM_OF = r"""return window.jupyterapp.shell.currentWidget.content.widgets[arguments[0]].node.getBoundingClientRect().bottom;"""
+BOTTOM_OF = r"""return __CUR__.content.widgets[arguments[0]].node.getBoundingClientRect().bottom;"""
+STATE, MARKDOWN, ERRORS, GLUED_CELLS, SCROLL_TO, HAS_CELLS, BOTTOM_OF = (
+    js.replace("__CUR__", CURRENT) for js in (STATE, MARKDOWN, ERRORS, GLUED_CELLS, SCROLL_TO, HAS_CELLS, BOTTOM_OF))
 
 
 def screenshots(drv, shots: Path, name: str, width: int = 1280, height: int = 1000, tallest: int = 4000) -> None:
