@@ -219,3 +219,11 @@ def test_theorem1_eagle_converges_with_its_own_rho_per_prompt():
     assert torch.allclose(beyond._iterate(Z0[:3], SMALL, 6, 1 / 3, 1.0, pool="instance")[-1], torch.cat(one), atol=1e-12)
     with pytest.raises(ValueError, match="pool"):
         beyond._iterate(Z0, SMALL, 1, 1.0, 1.0, pool="mean")
+
+
+def test_median_kappa_reads_the_s_largest_singular_values_of_A():
+    X = torch.zeros(2, SMALL.d + SMALL.d_prime, SMALL.n + SMALL.n_prime, dtype=F64)
+    X[0, :3, :3] = torch.diag(torch.tensor([4.0, 2.0, 1.0]))
+    X[1, :3, :3] = torch.diag(torch.tensor([8.0, 1.0, 1.0]))
+    X[:, SMALL.d:, SMALL.n:] = 100.0                                   # D is not part of A
+    assert beyond.median_kappa(X, SMALL) == pytest.approx(6.0)

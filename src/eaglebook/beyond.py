@@ -39,7 +39,7 @@ from .training import Run, seeds as _seeds, test_set
 
 __all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
            "same_algorithm", "tests_held", "median_stats", "readings", "layer_errors", "order_of_convergence", "floor_targets",
-           "noise_sets", "theorem1_errors", "THEOREM1",
+           "noise_sets", "theorem1_errors", "median_kappa", "THEOREM1",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
 #: The declared "same algorithm" test (module docstring); fixed before any chapter-11 model was trained.
@@ -238,16 +238,13 @@ def layer_errors(model, X_clean: torch.Tensor, X_obs: torch.Tensor) -> dict[str,
     with torch.no_grad():
         acts = m64.activations(Z0)
     model_D = [tasks.split(a, task).D for a in acts]
+    return {"model": _layer_mse(model_D, D), "eagle": _layer_mse(_iterate(Z0, task, model.L, ETA, GAMMA), D),
+            "gd": _layer_mse(_iterate(Z0, task, model.L, 0.0, GAMMA), D)}
 
-    def med(Ds):
-        out = []
-        for Dl in Ds:
-            per = (-Dl - D).square().mean((-1, -2)).numpy()
-            out.append(_median(per))
-        return np.asarray(out)
 
-    return {"model": med(model_D), "eagle": med(_iterate(Z0, task, model.L, ETA, GAMMA)),
-            "gd": med(_iterate(Z0, task, model.L, 0.0, GAMMA))}
+def _layer_mse(Ds: Sequence[torch.Tensor], D: torch.Tensor) -> np.ndarray:
+    """Per read-out D_ℓ of ``Ds`` (transformer sign), the median over prompts of the MSE of −D_ℓ against ``D``."""
+    return np.asarray([_median((-Dl - D).square().mean((-1, -2)).numpy()) for Dl in Ds])
 
 
 #: Theorem 1's own settings (η = 1/3, γ = 1, each instance its own ρ), not the trained models' constants.
@@ -259,8 +256,14 @@ def theorem1_errors(X_clean: torch.Tensor, X_obs: torch.Tensor, task, iterations
     clean D, with Theorem 1's settings (:data:`THEOREM1`): the rate the theorem speaks of, burn-in included."""
     Z0 = tasks.prompt(X_obs.to(torch.float64), task)
     D = tasks.split(X_clean.to(torch.float64), task).D
-    return np.asarray([_median((-Dl - D).square().mean((-1, -2)).numpy())
-                       for Dl in _iterate(Z0, task, iterations, THEOREM1["eta"], THEOREM1["gamma"], pool=THEOREM1["pool"])])
+    return _layer_mse(_iterate(Z0, task, iterations, THEOREM1["eta"], THEOREM1["gamma"], pool=THEOREM1["pool"]), D)
+
+
+def median_kappa(X_obs: torch.Tensor, task) -> float:
+    """The median over prompts of κ(A) = σ₁/σ_s over the s = ``task.s`` largest singular values of the observed A
+    (the low-rank part's nonzero ones; the κ Theorem 1's burn-in grows with)."""
+    S = torch.linalg.svdvals(tasks.split(X_obs.to(torch.float64), task).A)
+    return float(np.median((S[..., 0] / S[..., task.s - 1]).numpy()))
 
 
 def readings(model, X_obs: torch.Tensor) -> dict[str, float]:
