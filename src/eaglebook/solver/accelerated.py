@@ -93,7 +93,10 @@ Because no lower bound of the spectrum is needed for the cushioned step, the ite
 more.  The tracked bounds (exact in exact arithmetic) are: u_{ℓ+1} = max p on [0, 1/(1+δ)], the band floor
 b_{ℓ+1} = min p on [a, 1/(1+δ)], and the certified floor l_{ℓ+1} = min p on [l_ℓ/s, 1/(1+δ)] started at
 l_0 = ``lower``·σ̂_0 (``lower`` defaults to the pseudo-inverse cut-off rcond).  When l_ℓ reaches the band
-every singular value above ``lower``·‖A‖ is in it, which is what ``certify=True`` waits for.  A polynomial
+every singular value above ``lower``·‖A‖ is in it.  ``certify=True`` asks more (:func:`solve`): that *every*
+direction of A_ℓ is in the band, checked with Chebyshev probes, before rounding noise in a null direction of a
+rank-deficient A (about u·G after a growth G) could have grown into it; otherwise the status is
+``rank_deficient``.  A polynomial
 cannot separate a singular value of 10⁻¹⁴ from 0 without being of degree ~10⁷, so without an SVD this
 certificate needs about log(c/rcond)/log 3.82 rounds (23 in float64, 8 in float32 at n = 240) whatever κ
 is; the accuracy itself is reached much earlier (it depends on the actual κ).  ``eaglebook.solve`` certifies with
@@ -168,6 +171,18 @@ SLACK = 0.01
 POWER_MARGIN = 1.02
 _COLD_POWER = 30
 _RESCALE = (2.0 ** -16, 2.0 ** 16)
+#: The certificate's noise model: rounding puts about NOISE·u·‖A_ℓ‖ into every direction of A_ℓ (the null
+#: directions of a rank-deficient A included), and such a direction then grows like every small one (by the
+#: tracked growth G).  The certificate stops trusting the band once NOISE·u·G could exceed NOISE_LEVEL:
+#: measured, the rounding-level part of the null space of rank-deficient A (d up to 200) stays below 10·u·G.
+NOISE = 64.0
+NOISE_LEVEL = 1e-2
+#: Gaussian probe vectors of the band check (:meth:`_Engine.below_band`), and the level of ‖p(Gram) g‖²/‖g‖²
+#: (the Chebyshev residual polynomial on the band: ≈ 1 on a direction below the band, ≈ 0 in it) above which a
+#: direction below the band is declared: with one such direction the mean over PROBES Gaussian probes is a
+#: χ²_8/8 variable, below 0.01 with probability < 1e-9.
+PROBES = 8
+PROBE_LEVEL = 1e-2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -392,16 +407,20 @@ class PolyResult:
     D : the completion D_L ≈ B A^† C (input's array type, device and floating dtype).
     iterations : rounds run (each: one harvest; all but the last also one conditioning step).
     converged : ``status == "converged"``.
-    status : ``"converged"`` (the rule of :func:`solve` held), ``"max_iter"``, ``"diverged"`` (the power
-        check found ‖A_ℓ‖ above 4× its tracked bound) or ``"non_finite"``; a batch reports its worst member's.
+    status : ``"converged"`` (the rule of :func:`solve` held), ``"max_iter"``, ``"rank_deficient"`` (``certify``:
+        a direction of A_ℓ stayed below the band until the growth cap, so it cannot be told from rounding; D is
+        not certified), ``"diverged"`` (the power check found ‖A_ℓ‖ above 4× its tracked bound) or
+        ``"non_finite"``; a batch reports its worst member's.
     statuses : per batch member, or None for a single problem.
     delta : ‖D_ℓ − D_{ℓ−1}‖_F per round (max over a batch), in the input's units.
     rel_error : ‖D_ℓ − reference‖_F/‖reference‖_F per round (whole batch), or None.
     gemms : big products (all dimensions >= min(d, n)) done, in total.
     flops : the flop model's total over the run (:func:`flops_per_round`, plus the initial Gram and power
         iteration).
-    certified : per instance, whether the tracked floor had reached the band when the solve stopped (every
-        singular value above ``lower``·‖A‖ was then conditioned, in exact arithmetic).
+    certified : per instance: with ``certify``, whether the band check found every direction of A_ℓ in the
+        band (A has full rank above the cut-off); without it, whether the tracked floor had reached the band
+        when the solve stopped (every singular value above ``lower``·‖A‖ was then conditioned, in exact
+        arithmetic).
     bounds : the tracked :class:`Bounds` of the last round (first batch member, in the solver's
         power-of-two frame, where the largest entry of A_0 is in [1/2, 1)).
     step, degree : the conditioning step used.
@@ -560,6 +579,8 @@ class _Engine:
                        for ui, si in zip(u, sig)]
         self.M = M
         self.diverged = np.zeros(self.nb, bool)
+        self.log_growth = np.zeros(self.nb)     # log of the growth of a small singular value relative to u
+        self.rng = rng
         self.state = _State(A, B, C, torch.zeros(self.batch + (B.shape[-2], C.shape[-1]), dtype=A.dtype,
                                                  device=A.device),
                             torch.zeros(self.batch + (1, 1), dtype=torch.int64, device=A.device))
@@ -638,6 +659,7 @@ class _Engine:
         self.flops += self.model["condition"]
         self.coefficients.append(coefs_np[0])
         self.bounds = [next_bounds(c, bd, a, SLACK) for c, bd, a in zip(coefs, self.bounds, designs)]
+        self.log_growth += np.log([c[0] / (bd.u * (1 + SLACK)) for c, bd in zip(coefs, self.bounds)])
         # B keeps its own power-of-two exponent (its part in ker A grows)
         fB = _fro(B2)
         lo, hi = _RESCALE
@@ -655,6 +677,29 @@ class _Engine:
 
     def certified(self) -> np.ndarray:
         return np.array([bd.l >= bd.b * (1 - 1e-12) for bd in self.bounds]) | self.zero
+
+    def below_band(self) -> np.ndarray:
+        """Per instance: does A_ℓ have a direction below the tracked band [b, u]?  Products only: the Chebyshev
+        residual polynomial p of the band (p(0) = 1, |p| <= 1e-3/√g on the band) applied to :data:`PROBES`
+        Gaussian vectors on the Gram side; the mean of ‖p(Gram) g‖²/‖g‖² is about the number of directions below
+        the band (each counts ≈ p(x²)² ≈ 1 when x ≪ b), ≈ 0 when every direction is in the band."""
+        M = self.M
+        g = M.shape[-1]
+        lo = np.array([max(bd.b, 0.0) for bd in self.bounds])
+        hi = np.array([bd.u for bd in self.bounds])
+        ratio = np.where(lo > 0, (hi - lo) / np.maximum(hi + lo, 1e-300), 1.0)
+        target = math.sqrt(1e-3 / (4 * g))
+        with np.errstate(divide="ignore"):
+            need = np.where(ratio < 0.98, np.log(target) / np.log(np.clip(ratio, 1e-300, 0.98)), math.inf)
+        m = int(min(256, max(1, math.ceil(float(np.max(np.where(self.zero, 1, need)))))))
+        V = torch.as_tensor(self.rng.standard_normal(self.batch + (g, PROBES)), dtype=M.dtype, device=M.device)
+        lo2 = _scalar_t((np.maximum(lo, 1e-300) ** 2).reshape(self.batch), M)
+        hi2 = _scalar_t((hi ** 2).reshape(self.batch), M)
+        X = _chebyshev(lambda Z: M @ Z, V, lo2, hi2, m)
+        R = V - M @ X
+        self.flops += 2 * m * g * g * PROBES
+        est = ((R * R).sum((-2, -1)) / (V * V).sum((-2, -1)) * PROBES).reshape(-1).to(torch.float64).cpu().numpy()
+        return (est > PROBE_LEVEL) & ~self.zero
 
 
 def _setup(A, B, C, reference, *, step, degree, cushion, harvest_degree, lower, power_iters, max_iter, tol,
@@ -716,10 +761,14 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
         D ← D + BAᵀC/u² (γ = 1); with ``step="cubic"`` this is Algorithm 1 with the tracked ρ = u⁻²
         instead of the power-iteration one (an ablation).
     tol, atol : stop when ‖D_ℓ − D_{ℓ−1}‖_F <= atol + tol·‖D_ℓ‖_F held in ``patience`` consecutive rounds
-        (default tol 1e-12 in float64, 1e-6 in float32), and, with ``certify=True``, the tracked floor has
-        reached the band (every singular value above ``lower``·‖A‖ is conditioned, in exact arithmetic; this
-        takes about log(cushion/lower)/log 3.8 rounds whatever κ is).  Without ``certify`` a singular value
-        far below the others (a spectral gap) can still be on its way when the rule stops.
+        (default tol 1e-12 in float64, 1e-6 in float32), and, with ``certify=True``, a band check found every
+        direction of A_ℓ in the tracked band (:meth:`_Engine.below_band`: products only) before the growth of
+        small singular values reached the cap min(1/rcond, :data:`NOISE_LEVEL`/(:data:`NOISE`·u)) beyond which
+        rounding noise in a null direction could enter the band; an instance that reaches the cap with a
+        direction still below the band ends ``"rank_deficient"`` (rank-deficient A, or singular values too small
+        for this step to tell from rounding).  Without ``certify`` a singular value far below the others (a
+        spectral gap) can still be on its way when the rule stops, and a rank-deficient A with inconsistent data
+        can return a D contaminated by rounding-level directions.
     max_iter : the most rounds.
     lower : relative lower bound of the singular values that count (default: ``rcond``).  A larger value
         known to hold (e.g. 1/κ for a known κ) also lets the step converge instead of staying cushioned.
@@ -757,6 +806,10 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
     D_out = torch.zeros_like(eng.state.D)
     flat = lambda x: x.reshape((nb,) + tuple(x.shape[-2:]))
     deltas, rels, cert = [], [], np.zeros(nb, bool)
+    clean = np.zeros(nb, bool)          # a band check found every direction of A_ℓ in the band (full rank)
+    p_dim = max(eng.state.A.shape[-2:])
+    rc = float(rcond) if rcond is not None else p_dim * torch.finfo(io.compute).eps
+    log_cap = min(math.log(NOISE_LEVEL / (NOISE * torch.finfo(io.compute).eps / 2)), math.log(1 / rc))
     ell = 0
     for ell in range(1, max_iter + 1):
         if ell > 1:
@@ -772,22 +825,32 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
         finite = torch.isfinite(flat(D)).all(-1).all(-1).cpu().numpy()
         small = fd <= atol_f + tol * nD
         streak = np.where(small, streak + 1, 0)
+        capped = eng.log_growth >= log_cap
+        if certify:
+            ask = ~done & ~clean & ((streak >= patience) | capped) & finite
+            if ask.any():
+                clean |= ask & ~eng.below_band()
+            finish = ~done & (streak >= patience) & clean
+            lost = ~done & capped & ~clean & finite          # small directions it cannot tell from rounding
+        else:
+            finish = ~done & (streak >= patience)
+            lost = np.zeros(nb, bool)
         cert_now = eng.certified()
-        finish = ~done & (streak >= patience) & (cert_now | (not certify))
         bad = ~done & ~finite
         div = ~done & eng.diverged
-        for i in np.flatnonzero(finish | bad | div):
-            status[i] = "non_finite" if bad[i] else "diverged" if div[i] else "converged"
+        for i in np.flatnonzero(finish | bad | div | lost):
+            status[i] = ("non_finite" if bad[i] else "diverged" if div[i] else "converged" if finish[i]
+                         else "rank_deficient")
             flat(D_out)[i] = flat(D)[i]
-            cert[i] = cert_now[i]
+            cert[i] = clean[i] if certify else cert_now[i]
             done[i] = True
         if done.all() or ell >= max_iter:
             break
         eng.condition()
     for i in np.flatnonzero(~done):
         flat(D_out)[i] = flat(eng.state.D)[i]
-        cert[i] = eng.certified()[i]
-    rank = {"converged": 0, "max_iter": 1, "diverged": 2, "non_finite": 3}
+        cert[i] = clean[i] if certify else eng.certified()[i]
+    rank = {"converged": 0, "max_iter": 1, "rank_deficient": 2, "diverged": 3, "non_finite": 4}
     st = max(status, key=lambda s: rank[s])
     return PolyResult(D=_out(io, mul_pow2(D_out, E)), iterations=ell, converged=st == "converged", status=st,
                       delta=np.asarray(deltas, dtype=np.float64),

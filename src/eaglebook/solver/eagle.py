@@ -352,9 +352,16 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
         Polar-Express minimax quintic, or the fixed quintic Newton–Schulz step) with the D accumulation
         re-derived for it (a Chebyshev prediction step C ← C − AAᵀX, D ← D + BAᵀX), so that the invariant
         D_ℓ + B_ℓA_ℓ^†C_ℓ = B A^† C holds as for the cubic step.  Centralized only (``sketch=None``), with
-        the default eta, gamma, rho, rho_scale, rho_pool, sketch_kind, redraw and rescale (those belong to the
-        cubic step); ``certify="svd"`` is not offered (``"gemm"`` waits for the step's tracked spectral floor,
-        ``"none"`` is the change rule alone).  The result's ``level`` is nan and ``checks`` 0.
+        the default eta, gamma, rho, rho_scale, power_iters, rho_pool, sketch_kind, redraw and rescale (those
+        belong to the cubic step; another value is refused); ``certify="svd"`` is not offered.  With
+        ``certify="gemm"`` (default) ``converged`` needs, besides the change rule, a product-only band check
+        (Chebyshev probes on the Gram matrix) that found *every* direction of A_ℓ conditioned before the growth
+        of small singular values reached min(1/rcond, 1e-2/(64·u)), the level up to which rounding noise in a
+        null direction stays clearly apart from the conditioned ones.  A polynomial step cannot tell a
+        direction below that from rounding, so a rank-deficient A (or one with singular values below
+        ~1e-12·σ_max in float64, ~4e-6·σ_max in float32) ends ``rank_deficient`` (``level`` nan: not
+        certified, D not the minimum-norm answer): use the default cubic step there.  ``"none"`` is the
+        change rule alone.  The result's ``level`` is nan and ``checks`` 0.
 
     Returns
     -------
@@ -372,7 +379,8 @@ def solve(A, B, C, *, sketch: int | None = None, tol: float | None = None, atol:
         return _solve_accelerated(A, B, C, conditioning=conditioning, sketch=sketch, tol=tol, atol=atol,
                                   max_iter=max_iter, seed=seed, reference=reference, rcond=rcond, certify=certify,
                                   cubic_only=dict(eta=(eta, 1 / 3), gamma=(gamma, 1.0), rho=(rho, "power"),
-                                                  rho_scale=(rho_scale, 1.0), rho_pool=(rho_pool, "instance"),
+                                                  rho_scale=(rho_scale, 1.0), power_iters=(power_iters, 5),
+                                                  rho_pool=(rho_pool, "instance"),
                                                   sketch_kind=(sketch_kind, "columns"), redraw=(redraw, True),
                                                   rescale=(rescale, True)))
     P = setup([A], [B], C, None, ("A", "B"), sketch=sketch, sketch_kind=sketch_kind, redraw=redraw, eta=eta,

@@ -241,6 +241,8 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                     window=math.ceil(n / opts.sketch * (math.log(n) + 0.5773)) if sketched else 1, gamma=opts.gamma)
     frozen_at = None
     state = {"frozen": False}
+    underflow = np.zeros(nb, bool)
+    lA_floor = math.log2(torch.finfo(dtype).tiny / eps)
     deltas, errs, rels, t_comp, t_comm, t_round = [], [], [], [], [], []
     wire = 0
     Dout = torch.zeros(batch + (dp, n_prime), dtype=dtype, device=device)
@@ -270,6 +272,8 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                 rels.append(float(np.sqrt(np.sum(e ** 2) / np.sum(ref_norm ** 2))) if np.any(ref_norm > 0)
                             else (0.0 if np.all(e == 0) else math.inf))
         x = rnd.x.to(torch.float64)
+        if not opts.rescale:   # ‖A_ℓ‖³ below tiny/eps: the update's products underflow and the iterate freezes
+            underflow |= 3 * host(rnd.lA) < lA_floor
         finish, trig = rule.observe(ell, fd=fd, nD=nD, finite=torch.isfinite(flat(Du)).all(-1).all(-1).cpu().numpy(),
                                     lC=host(torch.log2(fro(Cu))), lA=host(rnd.lA),
                                     growth=host(growth_log(x)),
@@ -313,6 +317,7 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
     gen_rounds.close()
     rule.fill(flat(Dout), flat(Du))
     rule.close(ell)
+    rule.underflowed(underflow)
     p = max(d, n)
     if (world > 1 or sketched) and bool((rule.status == "converged").any()):   # the same on every process
         if k:

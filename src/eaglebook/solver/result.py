@@ -38,13 +38,17 @@ class Result:
           Sketched and distributed: the regime's completion of a test column c = A g (g Gaussian) agreed
           with its known value B g, which certifies consistent data (or full column rank), where these
           regimes reach B A^† C.
-        * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``).
+        * ``"max_iter"``: ``max_iter`` rounds without meeting the rule.  Raise ``max_iter`` (or ``tol``);
+          sketched and distributed solves of rank-deficient, inconsistent data never meet it (they do not
+          reach B A^† C): solve those centrally.
         * ``"stalled"``: nothing is left to condition and the dropped directions do not matter, but the D
           change stopped shrinking above ``tol``: the precision floor of the compute dtype (``level`` is the
           relative size of the change there, typically κ(A)·u).  Use D at that accuracy, or compute in
           float64.  Also (``level`` nan) when a step had ηρσ_max² >= 0.99, which can send the top singular
           value of A_ℓ to 0 and lose that direction's part of D for good (η = 1 with each instance's own ρ):
-          use η < 1 or ``rho_scale``.
+          use η < 1 or ``rho_scale``.  Also (``level`` nan) when ``rescale=False`` let ‖A_ℓ‖ fall so low that
+          the UPDATE's products underflow (float32 after a few hundred rounds): the iterate froze.  Use the
+          default ``rescale=True``.
         * ``"fixed_sketch"``: ``redraw=False`` with r < n: D stopped changing, but only r columns of A
           were ever used, so D is not B A^† C.  Use ``redraw=True``.
         * ``"rank_deficient"``: A has directions below or near the cut-off ``rcond``·σ_max, and the data
@@ -53,9 +57,11 @@ class Result:
           directions just below the cut-off would change D by about ``level``·‖D‖ if kept (a continuous
           spectrum around ``rcond``: EAGLE's soft filter then differs from ``lstsq(rcond)``'s hard cut); or
           (sketched, distributed) the data are inconsistent (B has a component in A's right kernel), so
-          those regimes converged to a re-weighted completion instead of B A^† C (``level``: the test
-          column's relative error).  D is the best available; use the centralized solver, another
-          ``rcond``, or ``certify="svd"`` / ``numpy.linalg.lstsq`` when ``level`` is too large.
+          those regimes converged to a re-weighted completion instead of B A^† C, whose error can be
+          arbitrarily large (``level`` nan: unknown).  With an accelerated ``conditioning``: a direction of A
+          stayed below the step's band up to its growth cap (``level`` nan; :func:`eaglebook.solve`).  D is the
+          best available; use the centralized cubic solver, another ``rcond``, or ``certify="svd"`` /
+          ``numpy.linalg.lstsq`` when ``level`` is too large or unknown.
         * ``"out_of_range"``: D was found in the solver's rescaled frame but is not representable in the
           output dtype (it overflows, or its largest entry is below the smallest normal number); pass
           wider input (float64).
@@ -65,9 +71,12 @@ class Result:
 
         Distributed GD (:func:`eaglebook.solver.solve_dgd`) also returns ``"target"`` (the reference was
         reached).
-    level : a relative accuracy attached to the status (``nan`` when none applies): the dropped-direction
-        estimate for ``converged``/``rank_deficient``, the stalled D change for ``stalled``, the last D
-        change for ``max_iter`` and ``fixed_sketch`` (max over a batch).
+    level : a relative accuracy attached to the status (``nan`` when none applies or it is unknown): for
+        ``converged`` and a centralized ``rank_deficient``, the bound of what directions below the cut-off
+        have put into D, relative to ‖D‖ (an upper bound of that part of D's error); the stalled D change for
+        ``stalled``, the last D change for ``max_iter`` and ``fixed_sketch`` (not bounds of the error); nan for
+        a ``rank_deficient`` found by the sketched/distributed consistency test or an accelerated
+        conditioning (max over a batch).
     statuses : per batch member (an object array of the batch shape), or None for a single problem.
     delta : float64 array, ``delta[i]`` = ‖D_ℓ − D_{ℓ−1}‖_F for ℓ = i+1 (max over a batch).
     error : float64 array, ``error[i]`` = ‖D_ℓ − reference‖_F² for ℓ = i+1 (mean over a batch,

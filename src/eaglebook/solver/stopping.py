@@ -209,6 +209,12 @@ class StopRule:
         bad = self.lost & np.isin(self.status, ["converged", "rank_deficient"])
         self.status[bad], self.level[bad] = "stalled", math.nan
 
+    def underflowed(self, mask) -> None:
+        """``rescale=False`` runs whose A_ℓ fell to where the UPDATE's products underflow (``mask`` per
+        instance): the change stopped because the iterate froze, so they are never ``converged``."""
+        bad = np.asarray(mask, bool) & np.isin(self.status, ["converged", "rank_deficient"])
+        self.status[bad], self.level[bad] = "stalled", math.nan
+
     def write(self, out, finish: dict, source: dict) -> list:
         """Write each finished instance's D into ``out`` (a flat batch view): ``finish`` maps an instance to
         the key of ``source`` (flat views of the candidate D's) its D comes from.  Returns the finished
@@ -234,10 +240,13 @@ class StopRule:
     def consistency(self, level, *, threshold) -> None:
         """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column rank; a
         ``converged`` instance whose test (``level`` per instance: the test column's relative error, or ε_B·κ
-        for ``certify="svd"``) exceeds ``threshold`` (per instance) is ``rank_deficient``."""
+        for ``certify="svd"``) exceeds ``threshold`` (per instance) is ``rank_deficient`` with ``level`` nan
+        (the test bounds nothing about D's error)."""
         level = np.asarray(level, dtype=np.float64)
         bad = (self.status == "converged") & (level > threshold)
-        self.status[bad], self.level[bad] = "rank_deficient", level[bad]
+        # the test column's error says the data are inconsistent; it bounds nothing about D (whose error can be
+        # many orders larger), so the level is unknown
+        self.status[bad], self.level[bad] = "rank_deficient", math.nan
 
     def growth_tensor(self, like):
         """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the checks)."""
