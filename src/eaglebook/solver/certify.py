@@ -155,7 +155,9 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
     dsc = kA - kB
     bound = fro(BP) * fro(PAtC) / s2 * (2.5 * gamma + 1.0)
     err = _flat(mul_pow2(bound, dsc))
-    near_mask = ~hidden & ~band & ~zero & (bh > thr_ / 4) & (xb < CONDITIONED) & (bh > 0)
+    # directions just below the cut-off, within the 4× window (at and after the stopping rule's cut, where thr
+    # has grown past 1/4, the window is x in (1/16, 1/2): directions that started within 4× below rcond)
+    near_mask = ~hidden & ~band & ~zero & (bh > np.minimum(thr_, 0.25) / 4) & (xb < CONDITIONED) & (bh > 0)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         near = np.where(near_mask, err / np.where(near_mask, bh, 1.0) ** 2, 0.0)
     fin = None

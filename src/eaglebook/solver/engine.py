@@ -29,8 +29,9 @@ from typing import Callable, Iterator, NamedTuple
 import numpy as np
 import torch
 
-from .certify import (FIELDS, TEST_SEED, Certificate, combine, pack, svd_check, svd_consistency, test_column,
-                      test_level, unpack)
+from . import purify as purify_mod
+from .certify import (FIELDS, TEST_SEED, Certificate, combine, pack, refine_sigma, svd_check, svd_consistency,
+                      test_column, test_level, unpack)
 from .machine import Machine, Options, draw_sketch
 from .norms import exponent, fro, growth_log, maxabs, mul_pow2
 from .result import Result
@@ -185,6 +186,30 @@ def _frame(As, Bs, C, transport: Transport, *, world: int, rho_pool: str):
     return As, Bs, mul_pow2(C, -eC), eB + eC - eA, counts
 
 
+def _separated(m: Machine, rule: StopRule, trig, resolved: dict, cert: Certificate, rc: float, C0, purify: bool,
+               want_rank: bool, ranks: np.ndarray, purified: dict) -> None:
+    """At a centralized check, for the instances it ended whose spectrum is separated at the cut-off (no
+    direction between the grown cut-off and 1/2, none in the window below it, and a grown cut-off still small):
+    their rank (``want_rank``) and, for those ended ``rank_deficient``, the data to solve again (``purify``),
+    from the conditioned A_ℓ (:mod:`eaglebook.solver.purify`)."""
+    why = dict(trig)
+    sel = [i for i in resolved if why.get(i) != "cut" and cert.wait[i] <= 1 and cert.near[i] == 0
+           and rc * math.exp(rule.log_growth[i]) <= purify_mod.SEPARATED]
+    if not sel:
+        return
+    nb = rule.nb
+    fl = lambda X: X.reshape((nb,) + tuple(X.shape[-2:]))[sel]    # noqa: E731
+    A = fl(m.A)
+    sigma = refine_sigma(A, fl(m.u) if m.u is not None else None)
+    if want_rank:
+        ranks[sel] = np.rint(purify_mod.rank(A, sigma).cpu().numpy()).astype(np.int64)
+    again = [j for j, i in enumerate(sel) if purify and rule.status[i] == "rank_deficient"]
+    if again:
+        Bp, Cp = purify_mod.project(A[again], sigma[again], fl(m.B0)[again], fl(C0)[again])
+        for j, k in enumerate(again):
+            purified[sel[k]] = (Bp[j], Cp[j])
+
+
 def _rel(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num > 0, math.inf, 0.0))
@@ -193,11 +218,16 @@ def _rel(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: int, first: int = 0, rng,
         us: list, tol=None, atol: float = 0.0, max_iter: int = 1000, rcond=None, certify: str = "gemm",
         test_seed=None, reference=None, out_dtype=None, progress: Callable | None = None,
-        hook: Callable | None = None) -> Result:
+        hook: Callable | None = None, purify: bool = True, want_rank: bool = False) -> Result:
     """Solve with the local machines' blocks ``As``, ``Bs`` (validated tensors of the compute dtype) and the
     replicated ``C``; ``us`` their power vectors.  Returns a :class:`Result` whose ``D`` is a tensor in the
     compute dtype (true scale); the callers convert it to the input's array type.  ``reference`` (float64,
-    true scale) enables ``error`` and ``rel_error``."""
+    true scale) enables ``error`` and ``rel_error``.
+
+    Centralized with ``certify="gemm"``: an instance that a check ends ``rank_deficient`` with its spectrum
+    separated at the cut-off is solved again from its data projected onto A's kept singular subspaces
+    (``purify``, :mod:`eaglebook.solver.purify`), and takes that solve's answer when it converges;
+    ``want_rank`` fills ``Result.rank`` (the number of kept directions, -1 where the check could not tell)."""
     dtype, device = C.dtype, C.device
     batch = tuple(C.shape[:-2])
     nb = max(1, math.prod(batch))
@@ -241,6 +271,9 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                     window=math.ceil(n / opts.sketch * (math.log(n) + 0.5773)) if sketched else 1, gamma=opts.gamma)
     frozen_at = None
     state = {"frozen": False}
+    central = world == 1 and not sketched and certify == "gemm"
+    ranks = np.full(nb, -1, np.int64)
+    purified = {}                  # instance -> (B P_R, P_L C): the data to solve again (purify)
     underflow = np.zeros(nb, bool)
     lA_floor = math.log2(torch.finfo(dtype).tiny / eps)
     deltas, errs, rels, t_comp, t_comm, t_round = [], [], [], [], [], []
@@ -303,7 +336,10 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
             if state["frozen"]:   # frozen blocks are conditioned no further: nothing to wait for
                 cert = cert._replace(wait=np.ones(nb))
             rel = _rel(np.maximum(cert.err, cert.near), host(fro(D_fin)))
-            finish |= rule.resolve(ell, trig, cert.wait, rel)
+            resolved = rule.resolve(ell, trig, cert.wait, rel)
+            finish |= resolved
+            if central and resolved and (purify or want_rank):
+                _separated(machines[0], rule, trig, resolved, cert, rc, C, purify, want_rank, ranks, purified)
         source = {"cur": flat(Du), "prev": flat(D_prev), "fin": flat(D_fin)}
         for i in rule.write(flat(Dout), finish, source):   # a finished instance stops changing
             for m in machines:
@@ -318,6 +354,21 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
     rule.fill(flat(Dout), flat(Du))
     rule.close(ell)
     rule.underflowed(underflow)
+    extra_it = extra_checks = 0
+    if purified:
+        idx = sorted(purified)
+        sub = run([As[0].reshape((nb,) + tuple(As[0].shape[-2:]))[idx]], [torch.stack([purified[i][0] for i in idx])],
+                  torch.stack([purified[i][1] for i in idx]), opts, local_transport(), world=1,
+                  rng=np.random.default_rng([TEST_SEED, 1]), us=[None], tol=tol, max_iter=max_iter, rcond=rc,
+                  certify="gemm", purify=False, want_rank=want_rank)
+        sub_st = sub.statuses if sub.statuses is not None else np.array([sub.status], dtype=object)
+        sub_rank = np.atleast_1d(sub.rank) if sub.rank is not None else np.full(len(idx), -1)
+        for j, i in enumerate(idx):
+            if sub_st[j] == "converged":
+                flat(Dout)[i] = sub.D[j]
+                rule.status[i], rule.level[i] = "converged", sub.level
+                ranks[i] = sub_rank[j] if want_rank else ranks[i]
+        extra_it, extra_checks = sub.iterations, sub.checks
     p = max(d, n)
     if (world > 1 or sketched) and bool((rule.status == "converged").any()):   # the same on every process
         if k:
@@ -338,12 +389,13 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
     fpr = (d + dp) * n_prime if world > 1 else 0
     med = (lambda xs: float(np.median(xs)) if xs else 0.0)   # noqa: E731
     H = header_floats(world, nb)
-    return Result(D=mul_pow2(Dout, E), iterations=ell, converged=status == "converged", status=status,
+    return Result(D=mul_pow2(Dout, E), iterations=ell + extra_it, converged=status == "converged", status=status,
                   delta=np.asarray(deltas, dtype=np.float64),
                   error=np.asarray(errs, dtype=np.float64) if ref_f is not None else None,
                   rel_error=np.asarray(rels, dtype=np.float64) if ref_f is not None else None,
                   machines=world, floats_per_round=fpr, communication=ell * fpr, level=level,
-                  statuses=rule.status.reshape(batch) if batch else None, checks=rule.checks,
+                  statuses=rule.status.reshape(batch) if batch else None, checks=rule.checks + extra_checks,
+                  rank=(ranks.reshape(batch) if batch else int(ranks[0])) if want_rank and central else None,
                   log2_scale=int(Eh[0]) if not batch else Eh.reshape(batch).astype(np.int64), certify=certify,
                   test_floats_per_round=(d + dp) * k if world > 1 else 0, header_floats=H,
                   payload_bytes_per_round=(C_full.numel() + D_full.numel() + H) * C.element_size(),

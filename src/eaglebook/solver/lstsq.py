@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._arrays import densify, to_tensor
+from .._arrays import check_finite, densify, to_tensor
 from .eagle import solve
 from .result import Result
 from .status import MEANINGS
@@ -35,6 +35,11 @@ class LstsqResult:
     message : one sentence: what the status means, with ``level``.
     level : the relative accuracy attached to the status (:class:`eaglebook.solver.Result`).
     rcond : the cut-off that was used (relative to σ_max(A)).
+    rank : the number of singular values of A above the cut-off (``scipy.linalg.lstsq``'s ``rank``), found
+        with matrix products at the check that ended the solve: an int (an int array over a batch), -1 where
+        the spectrum was not separated there so the count is not sharp, or None where it is not computed
+        (``certify`` other than ``"gemm"``, ``sketch``, an accelerated ``conditioning``).  There is no ``s``
+        (SciPy's singular values): nothing here factorises A.
     result : the underlying :class:`eaglebook.solver.Result` (D = xᵀ-shaped blocks, traces, ...).
     """
     x: object
@@ -46,6 +51,7 @@ class LstsqResult:
     message: str
     level: float
     rcond: float
+    rank: object
     result: Result
 
 
@@ -67,6 +73,11 @@ def lstsq(A, b, *, rcond: float | None = None, tol: float | None = None, atol: f
         singular value within a factor 4 of the cut may be kept or dropped; where directions near the
         cut would change x by more than ``tol``, the status is ``rank_deficient`` and ``level`` says by
         about how much, rather than an x that silently differs from ``numpy.linalg.lstsq(A, b, rcond)``.
+        A rank-deficient A whose singular values are well separated at the cut gets the minimum-norm answer,
+        as ``scipy.linalg.lstsq`` returns it, with the ``rank`` found: when the first solve ends
+        ``rank_deficient`` because rounding in A's null directions met a b outside A's range, b and the
+        identity are projected onto A's kept singular subspaces (with products of the conditioned A) and
+        solved again (:mod:`eaglebook.solver.purify`).
     tol, atol, max_iter, seed, certify, options : as in :func:`eaglebook.solve` (``sketch``, ``eta``,
         ``gamma``, ``rho``, ...).
 
@@ -80,38 +91,42 @@ def lstsq(A, b, *, rcond: float | None = None, tol: float | None = None, atol: f
     """
     A = densify("A", A)
     b = densify("b", b)
-    for name, x in (("A", A), ("b", b)):
-        if isinstance(x, torch.Tensor) and x.requires_grad:
-            raise ValueError(f"argument {name} requires grad: lstsq does not differentiate through its iterations; "
-                             f"pass {name}.detach()")
-    At, bt = to_tensor("A", A), (b if isinstance(b, torch.Tensor) else torch.as_tensor(np.asarray(b)))
-    vector = bt.ndim == At.ndim - 1
-    if bt.ndim not in (At.ndim - 1, At.ndim):
+    At = to_tensor("A", A)
+    if isinstance(b, (list, tuple)) or not isinstance(b, (np.ndarray, torch.Tensor)):
+        try:
+            b = np.asarray(b)
+        except Exception as e:  # ragged lists etc.
+            raise ValueError(f"argument b is not an array: {e}") from None
+    if b.ndim not in (At.ndim - 1, At.ndim):
         raise ValueError(f"argument b must have shape (…, m) or (…, m, q) for A of shape {tuple(At.shape)}, "
-                         f"got {tuple(bt.shape)}")
-    k = At.shape[-1]
-    rows = bt.shape[-1] if vector else bt.shape[-2]
-    if rows != At.shape[-2]:
-        raise ValueError(f"argument b has {rows} rows but A has {At.shape[-2]}: b must have shape (…, m) or (…, m, q) "
-                         f"for A of shape (…, m, k) = {tuple(At.shape)}")
-    if isinstance(b, (list, tuple)):
-        b = np.asarray(b)
+                         f"got {tuple(b.shape)}")
+    vector = b.ndim == At.ndim - 1
     C = b[..., None] if vector else b
+    bt = to_tensor("b", C)                          # real, non-empty, not requiring grad; errors name b
+    check_finite("b", bt)
+    k = At.shape[-1]
+    if bt.shape[-2] != At.shape[-2]:
+        raise ValueError(f"argument b has {bt.shape[-2]} rows but A has {At.shape[-2]}: b must have shape (…, m) or "
+                         f"(…, m, q) for A of shape (…, m, k) = {tuple(At.shape)}")
     if isinstance(A, torch.Tensor) or isinstance(b, torch.Tensor):
-        dt = A.dtype if isinstance(A, torch.Tensor) and A.is_floating_point() else (
-            b.dtype if isinstance(b, torch.Tensor) and b.is_floating_point() else torch.get_default_dtype())
+        floats = [x.dtype for x in (A, b) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+        dt = floats[0] if floats else torch.float64        # integer input is computed in float64
         dev = A.device if isinstance(A, torch.Tensor) else b.device
         eye = torch.eye(k, dtype=dt, device=dev).expand(*At.shape[:-2], k, k)
     else:
         a = np.asarray(A)
         eye = np.broadcast_to(np.eye(k, dtype=a.dtype if a.dtype.kind == "f" else np.float64), a.shape[:-2] + (k, k))
-    res = solve(A, eye, C, rcond=rcond, tol=tol, atol=atol, max_iter=max_iter, seed=seed, certify=certify, **options)
+    try:
+        res = solve(A, eye, C, rcond=rcond, tol=tol, atol=atol, max_iter=max_iter, seed=seed, certify=certify,
+                    rank=True, **options)
+    except ValueError as e:       # the completion's C is lstsq's b
+        raise ValueError(str(e).replace("argument C ", "argument b ").replace("argument C=", "argument b=")) from None
     x = res.D[..., 0] if vector else res.D
     # the residual in float64
     A64 = At.to(torch.float64)
     x64 = torch.as_tensor(np.asarray(x, dtype=np.float64)) if not isinstance(x, torch.Tensor) else x.to(torch.float64).cpu()
     b64 = bt.to(torch.float64).cpu()
-    r = (A64.cpu() @ (x64[..., None] if vector else x64)) - (b64[..., None] if vector else b64)
+    r = (A64.cpu() @ (x64[..., None] if vector else x64)) - b64
     residues = (r ** 2).sum(-2).numpy()
     residues = residues[..., 0] if vector else residues
     cost = 0.5 * np.asarray(residues).reshape(residues.shape[:At.ndim - 2] + (-1,)).sum(-1)
@@ -121,4 +136,4 @@ def lstsq(A, b, *, rcond: float | None = None, tol: float | None = None, atol: f
     lvl = "" if math.isnan(res.level) else f" (level {res.level:.2g})"
     return LstsqResult(x=x, residues=residues, cost=cost, nit=res.iterations, status=res.status,
                        success=res.converged, message=f"{res.status}: {MEANINGS[res.status]}{lvl}", level=res.level,
-                       rcond=rc, result=res)
+                       rcond=rc, rank=res.rank, result=res)

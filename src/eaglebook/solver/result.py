@@ -90,6 +90,10 @@ class Result:
         (single machine, or ``certify`` other than ``"gemm"``).
     checks : how many checks of A_ℓ were run (``certify``).
     certify : how the status was certified: ``"gemm"`` (products only), ``"svd"`` or ``"none"``.
+    rank : the number of singular values of A above the cut-off, found with products at the check that ended
+        the solve (an int, or an int array of the batch shape; -1 where the spectrum was not separated there,
+        so the count is not sharp); None unless asked for (:func:`eaglebook.lstsq` asks; centralized,
+        ``certify="gemm"`` only).
     log2_scale : E (int, or an int array of the batch shape): the solver worked on exactly rescaled
         2^-a A, 2^-b B, 2^-c C and returned D = 2^E·D_frame, E = b + c − a.
 
@@ -133,3 +137,4 @@ class Result:
     wire_bytes_per_round: list = field(default_factory=list)
     frozen_at: int | None = None
     wall: float = 0.0
+    rank: object = None

@@ -178,9 +178,13 @@ class StopRule:
         for i, why in trig:
             if why == "cut":                          # the soft filter has reached the cut-off: stop here
                 self.done[i], finish[i] = True, "fin"
-                lvl = max(rel[i], 4.0 * float(self.rel_d[i]) / self.gamma)   # what D would still take in
-                if lvl > max(tol, floor):
-                    self.status[i], self.level[i] = "rank_deficient", lvl
+                # rel holds the dropped directions' bound and the estimated full contribution of directions in the
+                # 4× window below the cut (the check's `near`): with neither, the conditioned directions are
+                # finished exactly and a D change still above tol is the compute dtype's precision floor
+                if rel[i] > max(tol, floor):
+                    self.status[i], self.level[i] = "rank_deficient", max(rel[i], 4.0 * float(self.rel_d[i]) / self.gamma)
+                elif self.rel_d[i] > tol:
+                    self.status[i], self.level[i] = "stalled", max(float(self.rel_d[i]), rel[i])
                 else:
                     self.status[i], self.level[i] = "converged", rel[i]
                 continue
