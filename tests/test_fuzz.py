@@ -21,8 +21,15 @@ cut-off itself, which is what we do when A has singular values in [rcond, 16·rc
 
     ‖D − D*‖_F <= L·2p·u·κ·N + 2·tol·max(‖D*‖_F, ‖D‖_F) + (reference's own error, p·u64·κ·N)
 
-Cases are few by default; set ``EAGLEBOOK_FUZZ_EXAMPLES=5000`` for thousands (the outcome counts are
-printed with ``-s``).
+Every conditioning option is fuzzed on its own (``test_solver_is_honest[cubic|polar-express|quintic]``): the
+cubic step in every regime, the accelerated steps centrally (the only regime they offer).  The families
+cover rank-deficient and exactly singular A (``rank`` < min(d, n)), inconsistent data (B and C outside A's
+row and column spaces), least squares (B = I, ``lstsq``'s completion), and float32 beyond its precision
+(κ up to 1e12).  An accelerated step rounds with its polynomial's coefficients (Σ|c_i| <= 29 at the default
+degree 5), so its per-round rounding term is taken 32 times the cubic step's.
+
+Cases are few by default; set ``EAGLEBOOK_FUZZ_EXAMPLES=5000`` for thousands per option (the outcome
+counts are printed with ``-s``).
 """
 
 import collections
@@ -41,7 +48,10 @@ from eaglebook.solver.distributed import solve_serial  # noqa: E402
 
 torch.set_num_threads(1)
 EXAMPLES = int(os.environ.get("EAGLEBOOK_FUZZ_EXAMPLES", "300"))
-OUTCOMES = collections.Counter()
+OPTIONS = ("cubic", "polar-express", "quintic")
+#: per-round rounding of a step, in units of the cubic step's (module doc)
+ROUNDING = {"cubic": 1.0, "polar-express": 32.0, "quintic": 32.0}
+OUTCOMES = {o: collections.Counter() for o in OPTIONS}
 FIRST = {}     # the first case of each outcome, printed with -s
 
 
@@ -77,11 +87,13 @@ def cases(draw):
     scales = [10.0 ** draw(st.floats(-span, span)) for _ in range(3)]
     consistent = draw(st.booleans())
     regime = draw(st.sampled_from(["central", "central", "central", "sketch", "distributed"]))
+    identity = draw(st.sampled_from([False, False, False, True]))      # B = I_n: least squares
     batch = draw(st.sampled_from([(), (), (2,)]))
     bad = draw(st.sampled_from([None] * 8 + ["nan", "shape", "tol", "max_iter", "rho", "rcond", "list"]))
     seed = draw(st.integers(0, 2 ** 31))
     return dict(d=d, n=n, rank=rank, kappa=kappa, scales=scales, consistent=consistent, dtype=dtype,
-                regime=regime, batch=batch, bad=bad, seed=seed, dp=draw(st.integers(1, 3)), np_=draw(st.integers(1, 3)))
+                regime=regime, batch=batch, bad=bad, seed=seed, dp=draw(st.integers(1, 3)), np_=draw(st.integers(1, 3)),
+                identity=identity)
 
 
 def build(c):
@@ -94,6 +106,8 @@ def build(c):
             C = A @ rng.standard_normal((c["n"], c["np_"]))
         else:
             B, C = rng.standard_normal((c["dp"], c["n"])), rng.standard_normal((c["d"], c["np_"]))
+        if c.get("identity"):
+            B = np.eye(c["n"])
         out.append([x * s for x, s in zip((A, B, C), c["scales"])])
     A, B, C = (np.stack(x).reshape(c["batch"] + x[0].shape) if c["batch"] else x[0] for x in zip(*out))
     if c["dtype"] == "int":
@@ -104,8 +118,8 @@ def build(c):
     return A, B, C
 
 
-def run(c, A, B, C):
-    kw = {}
+def run(c, A, B, C, conditioning="cubic"):
+    kw = {} if conditioning == "cubic" else {"conditioning": conditioning}
     bad = c["bad"]
     if bad == "nan":
         A = A.astype(np.float64)
@@ -123,6 +137,8 @@ def run(c, A, B, C):
     elif bad == "list":
         return "A", E.solve_distributed(A, B, C)       # a plain array is not a list of blocks
     name = {"nan": "A", "shape": "B", "tol": "tol", "max_iter": "max_iter", "rho": "rho", "rcond": "rcond"}.get(bad)
+    if conditioning != "cubic":          # centralized only
+        return name, E.solve(A, B, C, **kw)
     if c["regime"] == "sketch":
         r = max(1, c["n"] // 2)
         kw.setdefault("max_iter", 4000)
@@ -133,19 +149,22 @@ def run(c, A, B, C):
     return name, E.solve(A, B, C, **kw)
 
 
-def check(c):
+def check(c, conditioning="cubic"):
+    outcomes = OUTCOMES[conditioning]
     A, B, C = build(c)
     if not (np.isfinite(A).all() and np.isfinite(B).all() and np.isfinite(C).all()):
-        OUTCOMES["skipped: input overflows its dtype"] += 1
+        outcomes["skipped: input overflows its dtype"] += 1
         return
+    if conditioning != "cubic" and c["bad"] == "list":
+        c = dict(c, bad=None)
     try:
-        name, r = run(c, A, B, C)
+        name, r = run(c, A, B, C, conditioning)
     except ValueError as e:
         assert c["bad"] is not None, f"unexpected ValueError {e}"
         want = {"nan": "A", "shape": "B", "list": "A_blocks"}.get(c["bad"], c["bad"])
         alias = {"A": r"(A|A_blocks\[0\])"}.get(want, re.escape(want))   # distributed: the block's name
         assert re.search(r"argument " + alias + r"(?![\w\[])", str(e)), str(e)
-        OUTCOMES["ValueError"] += 1
+        outcomes["ValueError"] += 1
         return
     assert c["bad"] is None, f"bad input {c['bad']} was accepted"
     assert r.status in E.STATUSES and r.converged == (r.status == "converged")
@@ -158,8 +177,8 @@ def check(c):
         assert np.array_equal(np.isfinite(dd_), np.isfinite(np.asarray(r.D, np.float64)))
         assert np.nanmax(dd_, initial=0.0) <= 1e-12 * np.nanmax(np.abs(np.asarray(r.D, np.float64)), initial=0.0)
     if r.status != "converged":
-        OUTCOMES[r.status] += 1
-        FIRST.setdefault(r.status, c)
+        outcomes[r.status] += 1
+        FIRST.setdefault((conditioning, r.status), c)
         return
     D = np.asarray(r.D, dtype=np.float64)
     assert np.isfinite(D).all(), "converged with a non-finite D"
@@ -178,24 +197,29 @@ def check(c):
             kappa = max(kappa, 1 / rcond)
         dd1 = np.ldexp(dd, -e)
         fo = np.finfo(r.D.dtype) if r.D.dtype.kind == "f" else np.finfo(np.float64)
-        bound = r.iterations * 2 * p * u * kappa * N + 2 * tol * max(np.linalg.norm(D1), np.linalg.norm(dd1)) \
+        bound = ROUNDING[conditioning] * r.iterations * 2 * p * u * kappa * N \
+            + 2 * tol * max(np.linalg.norm(D1), np.linalg.norm(dd1)) \
             + p * 1.1e-16 * kappa * N \
             + fo.eps * np.linalg.norm(D1) + np.ldexp(np.sqrt(D1.size) * fo.tiny * fo.eps, -e)   # output rounding
         err = np.linalg.norm(dd1 - D1)
         assert err <= bound, (f"converged but ‖D − D*‖ = {err:.3g} > bound {bound:.3g} (κ={kappa:.2g}, "
                               f"status {r.status}, {r.iterations} it, level {r.level:.2g})")
-    OUTCOMES["converged (within bound)"] += 1
+    outcomes["converged (within bound)"] += 1
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(cases())
-def test_solver_is_honest(c):
-    check(c)
+@pytest.mark.parametrize("conditioning", OPTIONS)
+def test_solver_is_honest(conditioning):
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(cases())
+    def honest(c):
+        check(c, conditioning)
+    honest()
 
 
 def teardown_module(module):
-    if OUTCOMES:
-        print("\nfuzz outcomes:", dict(OUTCOMES))
+    if any(OUTCOMES.values()):
+        for o, counts in OUTCOMES.items():
+            print(f"\nfuzz outcomes [{o}]:", dict(counts))
         for k, c in FIRST.items():
             print(f"  first {k}: {c}")

@@ -416,6 +416,7 @@ def _solve_accelerated(A, B, C, *, conditioning, sketch, tol, atol, max_iter, se
             raise ValueError(f"argument {name}={v!r} belongs to the cubic step; conditioning={conditioning!r} "
                              f"takes only its default {default!r}")
     certify = _choice("certify", certify, CERTIFY)
+    int_in("max_iter", max_iter, 1)
     if certify == "svd":
         raise ValueError(f"argument certify='svd' is not offered with conditioning={conditioning!r}; use 'gemm' "
                          "(the step's tracked spectral floor) or 'none'")
