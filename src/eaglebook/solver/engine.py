@@ -370,7 +370,7 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                 ranks[i] = sub_rank[j] if want_rank else ranks[i]
         extra_it, extra_checks = sub.iterations, sub.checks
     p = max(d, n)
-    if (world > 1 or sketched) and bool((rule.status == "converged").any()):   # the same on every process
+    if (world > 1 or sketched) and bool(np.isin(rule.status, ["converged", "rank_deficient"]).any()):   # on every process
         if k:
             rule.consistency(test_level(rnd.D[..., n_prime:], T), threshold=test_threshold(tol, p, eps))
         elif certify == "svd":

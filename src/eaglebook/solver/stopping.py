@@ -251,6 +251,9 @@ class StopRule:
         # the test column's error says the data are inconsistent; it bounds nothing about D (whose error can be
         # many orders larger), so the level is unknown
         self.status[bad], self.level[bad] = "rank_deficient", math.nan
+        # a rank_deficient instance of these regimes on inconsistent data: its dropped-direction bound does not
+        # cover the re-weighting, so its level is unknown too
+        self.level[(self.status == "rank_deficient") & (level > threshold)] = math.nan
 
     def growth_tensor(self, like):
         """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the checks)."""
