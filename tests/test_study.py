@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -234,3 +235,16 @@ def test_study_on_a_local_cluster_matches_the_pool_and_survives_a_killed_worker(
         assert got[label]["answer"] == pool[label]["answer"]
         assert _same_numbers(pool[label]["median"], got[label]["median"])
     assert not list((dask_cache / "train").glob(".ckpt-*.pt"))   # checkpoints removed once the entries exist
+
+
+def test_the_readme_study_command_is_valid(tmp_cache):
+    """The README's example parses and plans (every config built), without training."""
+    import shlex
+    text = (REPO / "README.md").read_text()
+    sec = text[text.index("### A study: many settings, one table"):]
+    cmd = re.search(r"```bash\n(.*?)```", sec, re.S).group(1).replace("\\\n", " ")
+    args = shlex.split(cmd)
+    assert args[:3] == [".venv/bin/python", "-m", "eaglebook.study"]
+    a, profile, regime, settings = study.prepare(args[3:])
+    assert regime == "unconstrained" and len(settings) == 4 and all(len(s.cfgs) == 2 for s in settings)
+    assert len({c for s in settings for c in s.cfgs}) == 8
