@@ -196,7 +196,7 @@ def test_study_on_a_local_cluster_matches_the_pool_and_survives_a_killed_worker(
     monkeypatch.setenv("EAGLEBOOK_CACHE", str(dask_cache))
     monkeypatch.setenv("EAGLEBOOK_CHECKPOINT_SECONDS", "0.2")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as lc, distributed.Client(lc) as client:
+                                  dashboard_address="127.0.0.1:0") as lc, distributed.Client(lc) as client:
         proc = subprocess.Popen([sys.executable, "-m", "eaglebook.study", *GRID, "--scheduler", lc.scheduler_address,
                                  "--json", str(tmp_path / "dask.json")], stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)

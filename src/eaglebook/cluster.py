@@ -94,8 +94,9 @@ def executor(scheduler: str | None = None, *, workers: int | None = None) -> Ite
     try:
         if addr == LOCAL:
             n = max(1, int(workers or os.cpu_count() or 1))
+            # loopback only; its HTTP server (health, dashboard) on a free port of 127.0.0.1
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                               dashboard_address=None, silence_logs=logging.ERROR)
+                                               dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
             client = distributed.Client(cluster, timeout=timeout())
             desc = f"a Dask LocalCluster of {n} worker processes ({cluster.scheduler_address})"
         else:

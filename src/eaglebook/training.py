@@ -611,6 +611,8 @@ def train_missing(cfgs: Sequence[TrainConfig], *, executor=None, scheduler: str 
     from . import cache, cluster
 
     cfgs = list(dict.fromkeys(cfgs))
+    if executor is None:
+        cluster.scheduler_address(scheduler)          # a malformed address fails even when nothing is missing
     where = {c: FROM_CACHE for c in cfgs if cache.available("train", c)}
     missing = [c for c in cfgs if c not in where]
     missing.sort(key=lambda c: -c.steps * c.batch * c.model.heads)   # longest first: better packing
