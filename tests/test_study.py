@@ -248,3 +248,15 @@ def test_the_readme_study_command_is_valid(tmp_cache):
     a, profile, regime, settings = study.prepare(args[3:])
     assert regime == "unconstrained" and len(settings) == 4 and all(len(s.cfgs) == 2 for s in settings)
     assert len({c for s in settings for c in s.cfgs}) == 8
+
+
+def test_dask_is_the_cluster_extra_and_the_chapter_declares_with_the_shared_test():
+    import tomllib
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert not any(d.startswith("dask") for d in project["dependencies"])          # not a core dependency
+    assert any(d.startswith("dask[distributed]") for d in project["optional-dependencies"]["cluster"])
+    assert re.search(r"^dask\[distributed\]", (REPO / "requirements.txt").read_text(), re.M)
+    # one implementation, two callers: chapter 11 declares its questions with the criterion the study applies
+    chapter = (REPO / "book" / "11_beyond.md").read_text()
+    assert "criterion=beyond.CRITERION" in chapter
+    assert "beyond.tests_held(" in chapter and "beyond.same_algorithm(" in chapter and "beyond.assess(" in chapter
