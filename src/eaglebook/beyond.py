@@ -31,14 +31,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
-from . import config, extraction, tasks
+from . import config, extraction, ledger, scorecard, tasks
 from .ablations import Derived
 from .config import Profile, TrainConfig
 from .solver.update import update
 from .training import Run, seeds as _seeds, test_set
 
 __all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
-           "same_algorithm", "tests_held", "median_stats", "readings", "layer_errors", "order_of_convergence", "floor_targets",
+           "same_algorithm", "tests_held", "median_stats", "CRITERION", "answer", "readings", "layer_errors", "order_of_convergence", "floor_targets",
            "noise_sets", "theorem1_errors", "median_kappa", "THEOREM1",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
@@ -49,6 +49,9 @@ ETA, GAMMA = 1.0, 1.9
 FIDELITY_MAX = 6e-4
 BEATS_ZERO_MIN = 10.0
 TESTS = ("structure", "scaling law", "fidelity", "beats zero")
+#: The declared answer to "does the same algorithm emerge?" from :func:`same_algorithm`'s score: 4 is *yes*,
+#: 1 to 3 *partly*, 0 *no* (chapter 11 declares its questions with it; ``python -m eaglebook.study`` applies it).
+CRITERION = ledger.at_least(4, partly=1)
 
 #: SGD's learning rate is not the paper's (it trains with Adam): it is chosen by a short probe over these
 #: rates (:func:`probed_lr`), by the lowest held-out median MSE.
@@ -126,10 +129,10 @@ def change(key: str) -> Change:
 
 
 # --------------------------------------------------------------------------------------------- configs
-def base_config(profile: Profile, seed: int = 0) -> TrainConfig:
-    """The unconstrained config every change starts from: the profile's, with the chapter's steps
-    (``profile.beyond_steps``; None: the profile's own)."""
-    base = profile.training("unconstrained", seed=seed)
+def base_config(profile: Profile, seed: int = 0, regime: str = "unconstrained") -> TrainConfig:
+    """The config every change starts from: the profile's for ``regime`` (chapter 11's: unconstrained), with
+    the chapter's steps (``profile.beyond_steps``; None: the profile's own)."""
+    base = profile.training(regime, seed=seed)
     return base if profile.beyond_steps is None else config.apply_knobs(base, {"steps": profile.beyond_steps})
 
 
@@ -354,3 +357,16 @@ def median_stats(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """The medians over seeds of the scalar statistics of :func:`assess`."""
     keys = [k for k, v in per_seed[0].items() if isinstance(v, (int, float))]
     return {k: float(np.median([s[k] for s in per_seed])) for k in keys}
+
+
+def answer(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The declared test on the runs of one setting (each seed's :func:`assess`): the medians over seeds
+    (:func:`median_stats`), the tests that hold on them (:func:`tests_held`), the score
+    (:func:`same_algorithm`), the verdict of :data:`CRITERION` and its answer (yes / partly / no)."""
+    if not per_seed:
+        raise ValueError("argument per_seed is empty: pass the assess() statistics of at least one run")
+    med = median_stats(per_seed)
+    score = same_algorithm(med)
+    verdict = CRITERION.verdict(score, None)
+    return {"median": med, "held": tests_held(med), "score": score, "verdict": verdict,
+            "answer": scorecard.beyond_label(verdict)}

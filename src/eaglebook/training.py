@@ -44,7 +44,7 @@ from . import tasks
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .models import LinearTransformer
 
-__all__ = ["Run", "train", "trained", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
+__all__ = ["Run", "train", "trained", "trained_all", "train_missing", "FROM_CACHE", "THIS_MACHINE", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _log = logging.getLogger(__name__)
@@ -508,36 +508,171 @@ def trained(cfg: TrainConfig, *, device: str | torch.device = "cpu", force: bool
 
 
 def _train_in_worker(cfg: TrainConfig) -> float:
-    """Worker entry point for :func:`trained_all`: train (or load) one config into the cache."""
+    """Worker entry point of the local process pool of :func:`trained_all`: train (or load) one config into
+    the cache (the pool's processes share this machine's file system)."""
     return trained(cfg, progress=False).seconds
 
 
-def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, progress: bool = True) -> list[Run]:
-    """:func:`trained` for many configs; the ones missing from the cache train in parallel processes.
+#: Where a run of :func:`train_missing` came from: a valid entry of the cache (or of the shipped store), or
+#: trained on this machine; a Dask worker is named by its address (``tcp://…``).
+FROM_CACHE, THIS_MACHINE = "cache", "this machine"
 
-    One process per core (``workers`` defaults to ``os.cpu_count()``), each with one thread (the matrices
-    are tiny, so processes scale where threads do not).  Results go through the cache, and the runs in
-    flight write checkpoints, so an interrupted call resumes where it stopped.  Returns the runs in the
-    order of ``cfgs``.
+
+def _dask_worker():
+    """The Dask worker running this call, or ``None`` (no Dask, or not inside a task)."""
+    try:
+        from distributed import get_worker
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _train_payload(cfg: TrainConfig) -> dict[str, Any]:
+    """Task of :func:`train_missing` on an executor's worker (a Dask worker, or any other): train ``cfg``
+    and return ``{"payload": Run.to_payload(), "where": …, "host": …, "torch": …}``; the caller writes the
+    cache entry, so the worker needs no shared file system.
+
+    One torch thread, as in the local pool, so that the weights are bit-identical to the pool's.  A
+    resumable checkpoint is written under the worker's own cache root (:func:`cache.checkpoint_path`): a
+    task that Dask retries on the same machine (or on one sharing the cache) resumes from it, bit-identically;
+    it is removed once the run is complete."""
+    import socket
+
+    from . import cache
+
+    worker = _dask_worker()
+    where = worker.address if worker is not None else None
+    threads: int | None = 1
+    if worker is not None:
+        # A Dask worker process is dedicated to these tasks: one thread for good (a per-call set-and-restore
+        # would race between the tasks of a worker started with --nthreads > 1)
+        torch.set_num_threads(1)
+        threads = None
+        logging.getLogger("distributed.worker").info(
+            "eaglebook: training %s seed %d (%d steps, config %s)", cfg.model.regime, cfg.seed, cfg.steps,
+            cache.config_hash(cfg))
+    ckpt = cache.adopt_checkpoint("train", cfg)
+    run = train(cfg, progress=False, threads=threads, checkpoint=ckpt)
+    ckpt.unlink(missing_ok=True)
+    if worker is not None:
+        logging.getLogger("distributed.worker").info(
+            "eaglebook: trained %s seed %d in %.1f s (config %s)", cfg.model.regime, cfg.seed, run.seconds,
+            cache.config_hash(cfg))
+    return {"payload": run.to_payload(), "where": where, "host": socket.gethostname(), "torch": torch.__version__}
+
+
+def _store(cfg: TrainConfig, result: dict[str, Any]) -> str:
+    """Write a worker's result for ``cfg`` to the cache (atomically, checksummed: :func:`cache.cached`) and
+    return where it was trained.  A result for another config, or from another torch, is refused."""
+    import socket
+
+    from . import cache
+
+    payload = result["payload"]
+    got = _cfg_from_dict(payload["cfg"])
+    if cache.canonical_json(got) != cache.canonical_json(cfg):
+        raise RuntimeError(f"a worker returned the run of config {cache.config_hash(got)} for config "
+                           f"{cache.config_hash(cfg)}: is the worker's eaglebook the same as this one?")
+    if result.get("torch") != torch.__version__:
+        raise RuntimeError(f"a worker ({result.get('where') or result.get('host')}) runs torch {result.get('torch')}, "
+                           f"this process {torch.__version__}: the weights would not be those of this machine; "
+                           "install the same torch on the workers")
+    cache.cached("train", cfg, lambda: payload, seconds_of=lambda p: p["seconds"])
+    cache.checkpoint_path("train", cfg).unlink(missing_ok=True)
+    if result.get("where"):
+        return str(result["where"])
+    return THIS_MACHINE if result.get("host") == socket.gethostname() else f"host {result.get('host')}"
+
+
+def train_missing(cfgs: Sequence[TrainConfig], *, executor=None, scheduler: str | None = None,
+                  workers: int | None = None, progress: bool = True) -> dict[TrainConfig, str]:
+    """Train the configs of ``cfgs`` that the cache lacks, into the cache; return, for every distinct config,
+    where its run came from: :data:`FROM_CACHE`, :data:`THIS_MACHINE`, or a Dask worker's address.
+
+    Where they train, in this order:
+
+    - ``executor``: any ``concurrent.futures.Executor`` (a Dask ``Client.get_executor()``, a process pool,
+      …): its workers train and return the payloads (:func:`_train_payload`), and this process writes
+      the cache entries as the results arrive, so nothing half-written reaches the cache and the workers
+      need no shared file system.  A task that fails fails this call (Dask itself retries a task whose worker
+      died).
+    - ``scheduler`` (else ``$EAGLEBOOK_SCHEDULER``): a Dask cluster (:func:`eaglebook.cluster.executor`:
+      ``local`` starts a LocalCluster of ``workers`` processes, ``tcp://host:port`` connects to a scheduler),
+      as an ``executor``.  An unreachable scheduler is a :class:`eaglebook.cluster.SchedulerError`.
+    - otherwise, as always: one process per core of this machine (``workers`` defaults to
+      ``os.cpu_count()``), each with one thread, each writing its own entry through the cache; a single
+      missing model (or a single core) trains in this process.
+
+    Longest first (better packing).  A progress bar counts the models.
     """
     import concurrent.futures as cf
     import multiprocessing as mp
 
-    from . import cache
+    from . import cache, cluster
 
-    cfgs = list(cfgs)
-    missing = [c for c in dict.fromkeys(cfgs) if not cache.available("train", c)]
+    cfgs = list(dict.fromkeys(cfgs))
+    if executor is None:
+        cluster.scheduler_address(scheduler)          # a malformed address fails even when nothing is missing
+    where = {c: FROM_CACHE for c in cfgs if cache.available("train", c)}
+    missing = [c for c in cfgs if c not in where]
     missing.sort(key=lambda c: -c.steps * c.batch * c.model.heads)   # longest first: better packing
-    workers = min(workers or os.cpu_count() or 1, len(missing))
-    if workers > 1:
-        bar = None
-        if progress:
-            bar = tqdm_class()(total=len(missing), desc=f"training {len(missing)} models on {workers} processes")
-        with cf.ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for fut in cf.as_completed([pool.submit(_train_in_worker, c) for c in missing]):
-                fut.result()
-                if bar is not None:
-                    bar.update(1)
+    if not missing:
+        return where
+    if executor is None:
+        with cluster.executor(scheduler, workers=workers) as ex:
+            if ex is not None:
+                pool, desc = ex
+                return {**where, **_train_on(pool, missing, desc, progress)}
+    if executor is not None:
+        return {**where, **_train_on(executor, missing, type(executor).__name__, progress)}
+    n = min(workers or os.cpu_count() or 1, len(missing))
+    if n <= 1:
+        for c in missing:
+            trained(c, progress=progress)
+            where[c] = THIS_MACHINE
+        return where
+    bar = tqdm_class()(total=len(missing), desc=f"training {len(missing)} models on {n} processes") if progress else None
+    with cf.ProcessPoolExecutor(n, mp_context=mp.get_context("spawn")) as pool:
+        futs = {pool.submit(_train_in_worker, c): c for c in missing}
+        for fut in cf.as_completed(futs):
+            fut.result()
+            where[futs[fut]] = THIS_MACHINE
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return where
+
+
+def _train_on(executor, missing: list[TrainConfig], desc: str, progress: bool) -> dict[TrainConfig, str]:
+    import concurrent.futures as cf
+
+    bar = tqdm_class()(total=len(missing), desc=f"training {len(missing)} models on {desc}") if progress else None
+    where = {}
+    futs = {executor.submit(_train_payload, c): c for c in missing}
+    try:
+        for fut in cf.as_completed(futs):
+            c = futs[fut]
+            where[c] = _store(c, fut.result())
+            if bar is not None:
+                bar.update(1)
+    finally:
+        for f in futs:
+            f.cancel()
         if bar is not None:
             bar.close()
+    return where
+
+
+def trained_all(cfgs: Sequence[TrainConfig], *, workers: int | None = None, progress: bool = True,
+                executor=None, scheduler: str | None = None) -> list[Run]:
+    """:func:`trained` for many configs; the ones missing from the cache train in parallel
+    (:func:`train_missing`: on ``executor``, any ``concurrent.futures.Executor``; else on the Dask cluster
+    that ``scheduler`` or ``$EAGLEBOOK_SCHEDULER`` names; else one process per core of this machine, each
+    with one thread: the matrices are tiny, so processes scale where threads do not).  Results go through
+    the cache, and the runs in flight write checkpoints, so an interrupted call resumes where it stopped.
+    Returns the runs in the order of ``cfgs``.
+    """
+    cfgs = list(cfgs)
+    train_missing(cfgs, executor=executor, scheduler=scheduler, workers=workers, progress=progress)
     return [trained(c, progress=progress) for c in cfgs]
