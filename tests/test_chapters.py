@@ -4,6 +4,7 @@ then the whole book, built with warnings as errors."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -160,6 +161,10 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     chapter_times["(book build, ci)"] = time.perf_counter() - t0
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     assert "executing 04_extract with regime='sketched' (profile ci)" in r.stderr
+    # a build you can watch: one line per chapter with its time (eaglebook._toolchain.build_progress)
+    for name in ("01_task", "07_benchmarks", "index"):
+        assert re.search(rf"^\[book\] {name}: [0-9][^\n]*(s|min)\b", r.stderr, re.M), name
+    assert re.search(r"^\[book\] \d+ pages read in .*; slowest: ", r.stderr, re.M)
     # the seeded chapters came from the cache (a mismatch would only cost time, so it is caught here)
     hits = (r.stdout + r.stderr).count("Using cached notebook")
     assert hits >= len(seeded), f"{len(seeded)} chapters seeded, {hits} taken from the cache"

@@ -210,3 +210,8 @@ def test_variant_pages_show_one_parameters_cell_and_map_their_figures():
     note = nb["cells"][1]["source"]
     assert "{numref}`fig-a-sketched` is {numref}`fig-a`" in note and "fig-b" not in note
     assert "{numref}`fig-c-sketched` only this regime has" in note and "{ref}`the chapter <ch-extract>`" in note
+
+
+def test_build_progress_prints_wall_times_people_read():
+    from eaglebook._toolchain.build_progress import duration
+    assert [duration(x) for x in (0.42, 12.4, 185, 3725)] == ["0.4 s", "12 s", "3 min 05 s", "1 h 02 min"]

@@ -26,6 +26,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from . import config, report
@@ -139,6 +140,11 @@ def refresh_execution_cache(repo: Path, log=print, cache: Path | None = None) ->
     return stale
 
 
+def _duration(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
+
+
 def build(profile: str | None = None, *, force: bool = False, log=print,
           execution_cache: Path | None = None) -> list[Path]:
     """Execute every missing or stale variant notebook; return their paths.  ``execution_cache``: the book
@@ -165,6 +171,7 @@ def build(profile: str | None = None, *, force: bool = False, log=print,
                     pass
             log(f"{path.relative_to(repo)}: executing {chapter} with {param}={value!r} (profile {prof})")
             path.parent.mkdir(parents=True, exist_ok=True)
+            t0 = time.perf_counter()
             fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent, prefix=".tmp-")
             os.close(fd)
             try:
@@ -175,6 +182,7 @@ def build(profile: str | None = None, *, force: bool = False, log=print,
                 nb["metadata"][_KEY] = key
                 Path(tmp).write_text(json.dumps(nb, indent=1))
                 os.replace(tmp, path)
+                log(f"{path.relative_to(repo)}: executed in {_duration(time.perf_counter() - t0)}")
             finally:
                 if os.path.exists(tmp):
                     os.remove(tmp)
@@ -188,7 +196,8 @@ def main(argv=None) -> None:
     ap.add_argument("--execution-cache", type=Path, default=None, metavar="DIR",
                     help="the book build's jupyter-cache (default: _build/.jupyter_cache)")
     a = ap.parse_args(argv)
-    build(a.profile, force=a.force, log=lambda m: print(m, file=sys.stderr), execution_cache=a.execution_cache)
+    build(a.profile, force=a.force, log=lambda m: print(f"[book] {m}", file=sys.stderr, flush=True),
+          execution_cache=a.execution_cache)
 
 
 if __name__ == "__main__":
