@@ -452,8 +452,6 @@ def test_the_readme_examples_run_and_the_distributed_one_converges():
     sec = sec[:sec.index("\n## ", 5)]
     blocks = re.findall(r"```python\n(.*?)```", sec, re.S)
     assert len(blocks) >= 3 and any("solve_distributed" in b and "diversity_index" in b for b in blocks)
-    pkg = text[text.index("## The package"):]
-    blocks.append(re.findall(r"```python\n(.*?)```", pkg, re.S)[0])
     printed: list = []
     g = {"_print": lambda *a: printed.append(a)}
     for b in blocks:                                 # one namespace, as a reader pasting them in order
@@ -518,3 +516,14 @@ def test_distributed_cg_refuses_bad_input_clearly():
         solve_dcg(Ab, Bb, C, max_iter=0)
     with pytest.raises(ValueError, match="finite"):
         solve_dcg([np.full_like(Ab[0], np.nan)] + list(Ab[1:]), Bb, C)
+
+
+def test_the_readme_is_a_front_door():
+    """Under 150 lines; its first screen (50 lines) has what the book found, the two commands and the map; no
+    dated measurement log (those come from the build's records on the Reproducibility page)."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) < 150, len(lines)
+    first = "\n".join(lines[:50])
+    assert "found" in first and "make book" in first and "make test" in first and "## Repository map" in first
+    assert not any(re.match(r"\s*- \*(Measured|Projected)\*", line) for line in lines)
+    assert (ROOT / "CONTRIBUTING.md").is_file()
