@@ -263,3 +263,22 @@ def test_grid_floors_separate_the_precisions_and_keep_their_records_consistent()
         assert r["runs"]["float64"]["EAGLE"]["final"] < 1e-10
     # the normal equations square κ: Cholesky breaks down in float32 at κ = 1e8 (κ² u ≫ 1)
     assert fl["rows"][1]["runs"]["float32"]["Cholesky"]["status"] == "breakdown"
+
+
+def test_grid_batched_job_times_every_method_on_a_whole_batch_and_enters_the_decision_table():
+    import dataclasses
+    from eaglebook.bench import grid as G
+    from eaglebook import config
+    S = dataclasses.replace(config.get("ci").bench, grid_batches=((30, 6),), grid_repeats=2)
+    b = G.batched(S, np.random.default_rng(0))
+    (row,) = b["rows"]
+    assert row["count"] == 30 and row["n"] == 6 and set(row["runs"]) == set(G.BATCHED)
+    for rec in row["runs"].values():     # every method solves the batch; the ones that reach the target are timed
+        assert rec["final"] < 1e-10 and rec["reached"] and len(rec["seconds"]) == 2
+    assert row["fastest"] in G.BATCHED and sorted(row["order"]) == sorted(G.BATCHED)
+    empty = dict(rows=[])
+    dec = G.decision_rows(dict(square=empty, tall=empty, wide=empty, kappa=empty, threads=dict(cores=1), batched=b,
+                               precision={dt: dict(d=6, n=6, kappa=1e2, order=[], fastest=None) for dt in ("float64", "float32")}))
+    (d,) = [r for r in dec if r["job"] == "batched"]
+    assert d["setting"] == "batch of small problems" and d["size"] == "30 × 6×6" and d["methods"] == 3
+    assert d["eagle_rank"] == row["order"].index("EAGLE") + 1

@@ -250,6 +250,9 @@ class BenchSizes:
     grid_target: float = 1e-6
     grid_repeats: int = 3
     grid_time_limit: float = 60.0
+    # (e) batches of small square problems (count, n) at κ = 1e2: EAGLE's batched solve beside batched LU and
+    # batched least squares, the paper's own setting of many small prompts at once
+    grid_batches: tuple[tuple[int, int], ...] = ((10_000, 20), (2_000, 50))
 
 
 @dataclass(frozen=True)
@@ -350,7 +353,8 @@ def _ci() -> Profile:
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
                                     ablation_instances=4, grid_points=5, grid_ns=(32, 64, 128), grid_tall_ns=(16, 32),
-                                    grid_kappa_n=64, grid_precision_n=64, grid_time_limit=5.0))
+                                    grid_kappa_n=64, grid_precision_n=64, grid_time_limit=5.0,
+                                    grid_batches=((200, 8), (50, 16))))
 
 
 # ---------------------------------------------------------------------------------------------- knobs

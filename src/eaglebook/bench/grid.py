@@ -14,6 +14,10 @@ as the reference):
   method's time to the target;
 * ``precision``: float64 against float32 at n = ``grid_precision_n``, κ = 1e2, both to the same target 1e-4;
 * ``threads``: one thread against all cores (``os.cpu_count()``) at n = ``grid_precision_n``, κ = 1e4;
+* ``batched``: batches of small square problems (``grid_batches``: count × n, κ = 1e2), the paper's own
+  setting of many small prompts at once: EAGLE's batched solve beside batched LU (``numpy.linalg.solve``) and
+  batched least squares (``torch.linalg.lstsq``, driver gelsd), each one call for the whole batch, timed
+  interleaved; a method counts only if every problem of the batch reaches the target;
 * ``floors``: the accuracy each method reaches in float64 and in float32 at n = ``grid_precision_n`` over
   ``grid_kappas``, every method with its own default stopping rule (at most ``FLOOR_MAX_ITER`` iterations),
   traced, not timed: the error where it stopped and the smallest error along the way, beside κ·u and κ²·u
@@ -332,8 +336,54 @@ def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     thr["machine"] = both["machine"]
     out["threads"] = thr
     out["floors"] = floors(S, rng, seed, progress=progress)
+    out["batched"] = batched(S, rng, seed, progress=progress)
     out["decision"] = decision_rows(out)
     return out
+
+
+#: The methods of the batched job: one call for the whole batch each.
+BATCHED = ("EAGLE", "LU (numpy.linalg.solve)", "lstsq (torch, gelsd)")
+
+
+def _batched_fns(A, B, C):
+    import torch
+    import eaglebook
+    At, Bt, Ct = (torch.as_tensor(x) for x in (A, B, C))
+    return {"EAGLE": lambda: eaglebook.solve(A, B, C).D,
+            "LU (numpy.linalg.solve)": lambda: B @ np.linalg.solve(A, C),
+            "lstsq (torch, gelsd)": lambda: (Bt @ torch.linalg.lstsq(At, Ct, driver="gelsd").solution).numpy()}
+
+
+def batched(S: config.BenchSizes, rng, seed: int = 0, progress: bool = False) -> dict:
+    """The ``batched`` job: per (count, n) of ``grid_batches`` one batch of count square n×n problems at κ = 1e2
+    (d' = n' = 2), every method of :data:`BATCHED` solving the whole batch in one call; the worst relative
+    error over the batch decides whether a method reached ``grid_target``; the ones that did are timed
+    interleaved (``grid_repeats``), one thread."""
+    from .harness import Threads, bar
+    rows = []
+    for count, n in bar(S.grid_batches, progress, "grid: batches"):
+        probs = [tasks.make_problem(n, n, rank=n, kappa=1e2, rng=rng) for _ in range(count)]
+        A, B, C, D = (np.stack([p[i] for p in probs]) for i in range(4))
+        ref_norm = np.linalg.norm(D, axis=(-2, -1))
+        fns = _batched_fns(A, B, C)
+        runs, timed = {}, {}
+        with Threads(1):
+            for name, fn in fns.items():
+                out = np.asarray(fn(), dtype=np.float64)
+                worst = float(np.max(np.linalg.norm(out - D, axis=(-2, -1)) / ref_norm))
+                runs[name] = dict(method=name, final=worst, reached=worst <= S.grid_target)
+                if runs[name]["reached"]:
+                    timed[name] = fn
+            tm = timing.interleaved(timed, S.grid_repeats, warmup=0, threads=1) if timed else None
+        for name, rec in runs.items():
+            ok = tm is not None and name in timed
+            rec.update(median=tm.median(name) if ok else None, spread=list(tm.spread(name)) if ok else None,
+                       seconds=list(tm.seconds[name]) if ok else None)
+        row = dict(count=count, n=n, d=n, kappa=1e2, target=S.grid_target, runs=runs,
+                   machine=None if tm is None else dict(before=tm.before, after=tm.after))
+        row.update(compare(runs))
+        rows.append(row)
+    return dict(rows=rows, methods=list(BATCHED))
 
 
 def unpaired(a: dict | None, b: dict | None, la: str, lb: str) -> dict | None:
@@ -376,6 +426,9 @@ def decision_rows(g: dict) -> list:
     if cores > 1:
         r = g["threads"][str(cores)]
         add("single machine", "square", f"{r['d']}×{r['n']}", r["kappa"], "float64", cores, r, "threads")
+    for r in g.get("batched", {}).get("rows", []):
+        add("batch of small problems", "square", f"{r['count']:,} × {r['d']}×{r['n']}", r["kappa"], "float64", 1, r,
+            "batched")
     return rows
 
 
@@ -391,4 +444,4 @@ def describe(row: dict) -> str:
     return f"{row['fastest']}, by {m['median']:.2g}× ({m['lo']:.2g}–{m['hi']:.2g}) over {row['runner_up']}"
 
 
-__all__ = ["grid", "measure", "floors", "floor_of", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
+__all__ = ["grid", "measure", "floors", "floor_of", "batched", "BATCHED", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
