@@ -341,8 +341,14 @@ def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     return out
 
 
-#: The methods of the batched job: one call for the whole batch each.
+#: The methods of the batched job: one call for the whole batch each (the two LAPACK ones are direct).
 BATCHED = ("EAGLE", "LU (numpy.linalg.solve)", "lstsq (torch, gelsd)")
+_BATCHED_KIND = {"LU (numpy.linalg.solve)": "direct", "lstsq (torch, gelsd)": "direct"}
+
+
+def kind(method: str) -> str:
+    """``"direct"`` or ``"iterative"``: the registry's kind of a grid method, or a batched job's method's."""
+    return _BATCHED_KIND[method] if method in _BATCHED_KIND else bl.REGISTRY[method].kind
 
 
 def _batched_fns(A, B, C):
@@ -444,4 +450,4 @@ def describe(row: dict) -> str:
     return f"{row['fastest']}, by {m['median']:.2g}× ({m['lo']:.2g}–{m['hi']:.2g}) over {row['runner_up']}"
 
 
-__all__ = ["grid", "measure", "floors", "floor_of", "batched", "BATCHED", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
+__all__ = ["grid", "measure", "floors", "floor_of", "batched", "BATCHED", "kind", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
