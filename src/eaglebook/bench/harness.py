@@ -129,7 +129,7 @@ def gemm_rate(n: int, repeats: int = 5) -> float:
     a = torch.randn(n, n, dtype=torch.float64)
     b = torch.randn(n, n, dtype=torch.float64)
     a @ b
-    k = max(1, int(2e8 / (2 * n ** 3)))
+    k = max(1, min(int(2e8 / (2 * n ** 3)), 100_000))   # about 0.1 s per repeat; capped for tiny n (n = 2: 12.5 M)
     ts = []
     for _ in range(repeats):
         t = time.perf_counter()
