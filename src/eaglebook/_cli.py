@@ -10,7 +10,8 @@ before any expensive work (no usage block, no traceback):
   ``argument --n: must be an integer >= 1, got '0'`` (not ``invalid _positive_int value``);
 * :func:`check_output` refuses an output path whose folder is missing or not writable, so that a run does
   not fail only after all its work;
-* :func:`fail` prints the one line and exits 2 (for checks made after parsing).
+* :func:`fail` prints the one line and exits 2 (for checks made after parsing);
+* :func:`floor_arguments`: the options of the solver's floor benchmark, which two CLIs share.
 
 Nothing here imports the package's numerics (the solver uses it too).
 """
@@ -22,7 +23,7 @@ import math
 import os
 import sys
 
-__all__ = ["Parser", "integer", "number", "check_output", "fail", "one_line"]
+__all__ = ["Parser", "integer", "number", "check_output", "fail", "one_line", "floor_arguments"]
 
 
 def one_line(message: str) -> str:
@@ -34,10 +35,16 @@ def one_line(message: str) -> str:
 
 
 class Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are one line on standard error and exit status 2."""
+    """An ``ArgumentParser`` whose errors are one line on standard error and exit status 2.  ``error_name``: the
+    name its errors start with (default ``prog``)."""
+
+    def __init__(self, *args, error_name: str | None = None, **kw):
+        super().__init__(*args, **kw)
+        self.error_name = error_name
+        self.error_prefix = ""      # e.g. "[rank 1 of 3] " under torchrun
 
     def error(self, message):   # noqa: D102 — argparse's hook
-        self.exit(2, f"{self.prog}: error: {one_line(message)} (see --help)\n")
+        self.exit(2, f"{self.error_name or self.prog}: error: {self.error_prefix}{one_line(message)} (see --help)\n")
 
 
 def fail(prog: str, message: str, status: int = 2):
@@ -102,3 +109,17 @@ def check_output(flag: str, path) -> None:
         raise ValueError(f"{flag} {path}: folder {parent} is not writable")
     if os.path.exists(p) and not os.access(p, os.W_OK):
         raise ValueError(f"{flag} {path}: file exists and is not writable")
+
+
+def floor_arguments(p) -> None:
+    """The options of the floor benchmark (``python -m eaglebook.bench floor`` and ``python -m eaglebook.solver.bench``;
+    checked further by :func:`eaglebook.solver.bench.check_arguments`)."""
+    p.add_argument("--n", type=integer(8), default=960, help="n = d of the problem, >= 8 (default 960)")
+    p.add_argument("--kappa", type=number(1), default=1e4, help="condition number, >= 1 (default 1e4)")
+    p.add_argument("--repeats", type=integer(1), default=5, help="interleaved repeats (default 5)")
+    p.add_argument("--sketch-n", type=integer(8), default=None,
+                   help="n of the sketched set-up and per-iteration timings at s = n, n/2, n/4, n/8; >= 8 "
+                        "(default: --n)")
+    p.add_argument("--machines", type=integer(1), default=3,
+                   help="machines of the distributed count, at most --n (default 3)")
+    p.add_argument("--seed", type=integer(0), default=0, help="random seed (default 0)")

@@ -14,7 +14,7 @@ import json
 import math
 import sys
 
-from .._cli import Parser, check_output, fail, integer, number
+from .._cli import Parser, check_output, fail, floor_arguments, integer, number
 
 PART_HELP = {
     "train": "ms per training step against its matrix-product floor, per regime",
@@ -101,13 +101,20 @@ COMMON_SIZES = [("--time-limit", "time_limit", _positive_float, "seconds per ite
                 ("--repeats", "repeats", _positive_int, "timing repeats (median)")]
 
 
+def _train_arguments(ap) -> None:
+    """The options of ``train`` (:mod:`.train`; defined here, so that parsing needs no torch)."""
+    ap.add_argument("--steps", type=integer(1), default=20, help="train: steps per timing block")
+    ap.add_argument("--batch", type=integer(1), default=1024, help="train: batch size")
+    ap.add_argument("--repeats", type=integer(1), default=5, help="train: timing blocks")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="train: dtype")
+
+
 def parser() -> argparse.ArgumentParser:
     ap = Parser(prog="python -m eaglebook.bench",
                                  description="Benchmarks of eaglebook (training step; EAGLE against baselines; the "
                                              "solver's GEMM floor).  `python -m eaglebook.bench PART --help` lists a "
                                              "part's options.")
     sub = ap.add_subparsers(dest="what", metavar="PART", required=True)
-    from . import train
     for part, text in PART_HELP.items():
         p = sub.add_parser(part, help=text, description=f"{part}: {text}.  Prints a summary table; --json FILE "
                                                          f"writes the full results.")
@@ -115,11 +122,10 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--threads", type=_positive_int, default=None, help="BLAS and torch threads (default 1)")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
         if part == "train":
-            train.add_arguments(p)
+            _train_arguments(p)
             continue
         if part == "floor":
-            from ..solver import bench as sb
-            sb.add_arguments(p)
+            floor_arguments(p)
             continue
         p.add_argument("--seed", type=integer(0), default=0, help="random seed (default 0)")
         p.add_argument("--profile", default=None, choices=("paper", "ci"),
@@ -254,16 +260,9 @@ def main(argv=None) -> None:
 def _prepare(a):
     """The harness parts' checks (profile, sizes, the matrix and its Table 2 set-up); ``ValueError`` with one
     line, else the function that runs the part."""
-    from .. import config
-    from . import harness
     matrix = getattr(a, "matrix", None)
     if matrix is not None and getattr(a, "size_real_max_cols", None) is not None:
         raise ValueError("--max-cols applies to HB/illc1850 only; it cannot be combined with --matrix")
-    sizes = config.get(a.profile).bench            # a bad $EAGLEBOOK_PROFILE is a ValueError naming it
-    over = {k[5:]: v for k, v in vars(a).items() if k.startswith("size_") and v is not None}
-    if over:
-        sizes = dataclasses.replace(sizes, **over)
-    cfg = harness.BenchConfig(part=a.what, sizes=sizes, seed=a.seed, threads=a.threads or 1, matrix=matrix)
     if matrix is not None:
         from .realdata import load_matrix_market, table2_problem
         M = load_matrix_market(matrix)             # a missing, malformed or complex file: the loader's message
@@ -271,6 +270,13 @@ def _prepare(a):
             table2_problem(M, seed=a.seed)         # a matrix without a usable Table 2 set-up (all zero, rank = rows)
         except ValueError as e:
             raise ValueError(f"argument matrix={matrix!r}: {e}") from None
+    from .. import config
+    from . import harness
+    sizes = config.get(a.profile).bench            # a bad $EAGLEBOOK_PROFILE is a ValueError naming it
+    over = {k[5:]: v for k, v in vars(a).items() if k.startswith("size_") and v is not None}
+    if over:
+        sizes = dataclasses.replace(sizes, **over)
+    cfg = harness.BenchConfig(part=a.what, sizes=sizes, seed=a.seed, threads=a.threads or 1, matrix=matrix)
     return lambda: harness.run(cfg, progress=not a.quiet)
 
 

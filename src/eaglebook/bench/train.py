@@ -129,14 +129,6 @@ def _bench_train(steps, batch, repeats, dtype, cases, verbose):
     return results
 
 
-def add_arguments(ap) -> None:
-    from .._cli import integer
-    ap.add_argument("--steps", type=integer(1), default=20, help="train: steps per timing block")
-    ap.add_argument("--batch", type=integer(1), default=1024, help="train: batch size")
-    ap.add_argument("--repeats", type=integer(1), default=5, help="train: timing blocks")
-    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="train: dtype")
-
-
 def run_cli(a) -> dict:
     threads = a.threads or 1
     print(f"torch {torch.__version__}, {threads} thread(s), batch {a.batch}, {a.dtype}")

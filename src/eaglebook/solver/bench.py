@@ -27,11 +27,11 @@ import scipy.linalg
 import torch
 
 from .._arrays import int_in
-from .._cli import Parser, fail, integer, number
+from .._cli import Parser, fail, floor_arguments, integer
 from .eagle import solve, solve_distributed
 from .update import directions
 
-__all__ = ["bench_floor", "count_factorisations", "FACTORISATIONS", "add_arguments", "check_arguments", "main"]
+__all__ = ["bench_floor", "count_factorisations", "FACTORISATIONS", "check_arguments", "main"]
 
 #: What counts as a factorisation: (module, function name) pairs that are wrapped by count_factorisations.
 FACTORISATIONS = {
@@ -211,19 +211,6 @@ def summary(res: dict) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- command line
-def add_arguments(p) -> None:
-    """The options of the floor benchmark (``python -m eaglebook.bench floor`` and this module's CLI)."""
-    p.add_argument("--n", type=integer(8), default=960, help="n = d of the problem, >= 8 (default 960)")
-    p.add_argument("--kappa", type=number(1), default=1e4, help="condition number, >= 1 (default 1e4)")
-    p.add_argument("--repeats", type=integer(1), default=5, help="interleaved repeats (default 5)")
-    p.add_argument("--sketch-n", type=integer(8), default=None,
-                   help="n of the sketched set-up and per-iteration timings at s = n, n/2, n/4, n/8; >= 8 "
-                        "(default: --n)")
-    p.add_argument("--machines", type=integer(1), default=3,
-                   help="machines of the distributed count, at most --n (default 3)")
-    p.add_argument("--seed", type=integer(0), default=0, help="random seed (default 0)")
-
-
 def check_arguments(a=None, **kw) -> None:
     """``ValueError`` (one line, naming the option) unless the floor benchmark's arguments fit together: from
     parsed options ``a`` or from keywords (:func:`bench_floor`'s)."""
@@ -253,7 +240,7 @@ def main(argv=None) -> int:
                            "factorisations of a default solve per regime (the same as `python -m eaglebook.bench "
                            "floor`, which also writes --json).  The default n = 960 takes about 40 s on one "
                            "core; --n 64 a few seconds.")
-    add_arguments(p)
+    floor_arguments(p)
     p.add_argument("--threads", type=integer(1), default=None, help="BLAS and torch threads (default 1)")
     a = p.parse_args(argv)
     try:
