@@ -1,7 +1,8 @@
 """Bad command lines (issue 34): each is one line on standard error and exit status 2, before any work.
 
 Every command here crashed (a traceback: IndexError, ZeroDivisionError, ValueError, AttributeError,
-FileNotFoundError after the whole run), was accepted (κ < 1, a target >= 1) or ran a 40 s benchmark on ``--help``
+FileNotFoundError after the whole run), was accepted (κ < 1, a target >= 1, a shard 3/2, a missing cache to
+ship from), printed a usage block or a runpy warning beside its error, or ran a 40 s benchmark on ``--help``
 before the issue was resolved.  Each runs as its own subprocess (``sys.executable -m ...``, this checkout's
 ``src`` first on PYTHONPATH); they run four at a time, and each must fail before any expensive work (the
 subprocess time-out is 60 s, far below the runs they used to start).
@@ -89,6 +90,12 @@ BAD = [
      ["--kappa", ">= 1"]),
     ("distributed-rank-1-of-2-tags-its-line", ["eaglebook.distributed", "--out", NO_DIR + "/o.npz", "--cols", "1"],
      dict(TORCHRUN_ENV, RANK="1", WORLD_SIZE="2"), ["[rank 1 of 2]", "--cols 1"]),
+    ("icl-training-shard-out-of-range", ["eaglebook.icl.training", "--shard", "3/2"], None,
+     ["argument --shard: must be i/k with integers 0 <= i < k, got '3/2'"]),
+    ("icl-training-shard-not-a-fraction", ["eaglebook.icl.training", "--shard", "x"], None, ["--shard", "got 'x'"]),
+    ("cache-ship-from-missing", ["eaglebook.cache", "ship", "--from", NO_DIR], None, ["--from", "no folder"]),
+    ("variants-profile-env-bogus", ["eaglebook.variants"], {"EAGLEBOOK_PROFILE": "bogus"},
+     ["EAGLEBOOK_PROFILE='bogus'", "paper, ci"]),
     ("distributed-check-too-few-columns", ["eaglebook.distributed", "--check", "3", "--cols", "2", "--out",
                                            "{d}/o.npz"], None, ["--cols 2", "3 processes"]),
 ]
