@@ -2,6 +2,7 @@
 set-up, and `python -m eaglebook.bench real --matrix FILE.mtx --json out.json`."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -263,3 +264,26 @@ def test_grid_floors_separate_the_precisions_and_keep_their_records_consistent()
         assert r["runs"]["float64"]["EAGLE"]["final"] < 1e-10
     # the normal equations square κ: Cholesky breaks down in float32 at κ = 1e8 (κ² u ≫ 1)
     assert fl["rows"][1]["runs"]["float32"]["Cholesky"]["status"] == "breakdown"
+
+
+@pytest.mark.parametrize("field,value,words", [("grid_target", 2.0, "numbers > 0 and < 1"),
+                                               ("grid_target", 0.0, "numbers > 0 and < 1"),
+                                               ("sketch_kappa", 0.5, ">= 1"), ("kappas", (1e2, 0.1), ">= 1"),
+                                               ("grid_kappas", (float("inf"),), ">= 1"), ("time_limit", 0.0, "> 0")])
+def test_bench_config_refuses_sizes_no_part_can_run(field, value, words):
+    """A relative error target of 2 and a κ below 1 were accepted (issue 34); the profiles' sizes pass."""
+    import dataclasses
+    from eaglebook import config
+    for prof in config.PROFILES:
+        harness.BenchConfig(part="grid", sizes=config.get(prof).bench)
+    with pytest.raises(ValueError, match=rf"sizes\.{field}=.*{re.escape(words)}"):
+        harness.BenchConfig(part="grid", sizes=dataclasses.replace(config.BenchSizes(), **{field: value}))
+
+
+def test_table2_problem_refuses_a_zero_matrix_and_one_without_a_row_for_B():
+    """An all-zero matrix was an IndexError inside the benchmark (issue 34)."""
+    with pytest.raises(ValueError, match=r"^the 4×3 matrix is zero \(numerical rank 0\)"):
+        realdata.table2_problem(scipy.sparse.csr_array((4, 3)))
+    with pytest.raises(ValueError, match=r"numerical rank 3 = its number of rows: no row is left for B"):
+        realdata.table2_problem(np.eye(3))
+    assert realdata.table2_problem(np.eye(4)[:, :3])["rank"] == 3      # one row to spare is enough
