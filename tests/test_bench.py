@@ -2,6 +2,7 @@
 set-up, and `python -m eaglebook.bench real --matrix FILE.mtx --json out.json`."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -282,3 +283,26 @@ def test_grid_batched_job_times_every_method_on_a_whole_batch_and_enters_the_dec
     (d,) = [r for r in dec if r["job"] == "batched"]
     assert d["setting"] == "batch of small problems" and d["size"] == "30 × 6×6" and d["methods"] == 3
     assert d["eagle_rank"] == row["order"].index("EAGLE") + 1
+
+
+@pytest.mark.parametrize("field,value,words", [("grid_target", 2.0, "numbers > 0 and < 1"),
+                                               ("grid_target", 0.0, "numbers > 0 and < 1"),
+                                               ("sketch_kappa", 0.5, ">= 1"), ("kappas", (1e2, 0.1), ">= 1"),
+                                               ("grid_kappas", (float("inf"),), ">= 1"), ("time_limit", 0.0, "> 0")])
+def test_bench_config_refuses_sizes_no_part_can_run(field, value, words):
+    """A relative error target of 2 and a κ below 1 were accepted (issue 34); the profiles' sizes pass."""
+    import dataclasses
+    from eaglebook import config
+    for prof in config.PROFILES:
+        harness.BenchConfig(part="grid", sizes=config.get(prof).bench)
+    with pytest.raises(ValueError, match=rf"sizes\.{field}=.*{re.escape(words)}"):
+        harness.BenchConfig(part="grid", sizes=dataclasses.replace(config.BenchSizes(), **{field: value}))
+
+
+def test_table2_problem_refuses_a_zero_matrix_and_one_without_a_row_for_B():
+    """An all-zero matrix was an IndexError inside the benchmark (issue 34)."""
+    with pytest.raises(ValueError, match=r"^the 4×3 matrix is zero \(numerical rank 0\)"):
+        realdata.table2_problem(scipy.sparse.csr_array((4, 3)))
+    with pytest.raises(ValueError, match=r"numerical rank 3 = its number of rows: no row is left for B"):
+        realdata.table2_problem(np.eye(3))
+    assert realdata.table2_problem(np.eye(4)[:, :3])["rank"] == 3      # one row to spare is enough

@@ -230,6 +230,16 @@ def test_bad_arguments_fail_before_any_process_starts(problem):
     assert _no_children_left()
 
 
+def test_nccl_without_cuda_is_refused_before_any_process_starts(problem, monkeypatch):
+    """The workers died with an AttributeError from torch.cuda.set_device on a machine without CUDA."""
+    import torch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    Ab, Bb, C, _ = problem
+    with pytest.raises(ValueError, match=r"^argument backend='nccl' needs CUDA GPUs.*use gloo"):
+        dd.run_local(Ab, Bb, C, backend="nccl")
+    assert _no_children_left()
+
+
 def test_torchrun_cli(problem, tmp_path):
     Ab, Bb, C, ref = problem
     inp, out = tmp_path / "p.npz", tmp_path / "out.npz"

@@ -205,6 +205,51 @@ def test_numpy_and_torch_round_trip():
     it = next(E.iterate(At, Bt, Ct, max_iter=1))
     assert isinstance(it.A, torch.Tensor) and it.ell == 0
 
+def _int_problem():
+    g = np.random.default_rng(3)
+    A = g.integers(-5, 6, size=(8, 6))
+    while np.linalg.matrix_rank(A) < 6:
+        A = g.integers(-5, 6, size=(8, 6))
+    return A, g.integers(-5, 6, size=(2, 6)), g.integers(-5, 6, size=(8, 3))
+
+
+@pytest.mark.parametrize("kind", ["numpy", "torch"])
+@pytest.mark.parametrize("int_dtype", ["int64", "int32", "bool"])
+def test_integer_input_is_computed_in_float64(kind, int_dtype):
+    """A torch int64 tensor came back float32 (torch's default dtype) where NumPy int64 gave float64."""
+    A, B, C = _int_problem()
+    if int_dtype == "bool":
+        A, B, C = A > 0, B > 0, C > 0
+    ref = nystrom(A.astype(np.float64), B.astype(np.float64), C.astype(np.float64))
+    A, B, C = (x.astype(int_dtype) for x in (A, B, C))
+    if kind == "torch":
+        A, B, C = (torch.from_numpy(x) for x in (A, B, C))
+    assert torch.get_default_dtype() == torch.float32      # the case that used to leak into the result
+    for r in (E.solve(A, B, C), E.solve(A, B, C, sketch=3, max_iter=3),
+              E.solve_distributed(list(A[:, i::2] for i in range(2)), list(B[:, i::2] for i in range(2)), C,
+                                  max_iter=3)):
+        assert isinstance(r.D, torch.Tensor if kind == "torch" else np.ndarray)
+        assert r.D.dtype == (torch.float64 if kind == "torch" else np.float64), r.D.dtype
+    r = E.solve(A, B, C)
+    if int_dtype != "bool":      # the bool A is rank-deficient; its D is not compared
+        assert r.converged and rel(np.asarray(r.D), ref) < 1e-12
+    D = nystrom(A, B, C)
+    assert D.dtype == (torch.float64 if kind == "torch" else np.float64)
+
+
+def test_integer_with_float32_input_stays_float32():
+    A, B, C = (torch.from_numpy(x) for x in _int_problem())
+    assert E.solve(A, B.float(), C).D.dtype == torch.float32
+    assert E.solve(A.numpy(), B.numpy().astype(np.float32), C.numpy()).D.dtype == np.float32
+
+
+@pytest.mark.xfail(strict=True, reason="solver/lstsq.py builds its identity B in torch's default dtype for a torch "
+                                       "integer A (line `... else torch.get_default_dtype())`): owner to fix")
+def test_lstsq_integer_torch_input_is_float64():
+    A, B, _ = _int_problem()
+    assert E.lstsq(torch.from_numpy(A), torch.from_numpy(B[0])).x.dtype == torch.float64
+
+
 
 def test_batched_torch():
     probs = [problem(10, 12, kappa=1e2, seed=s) for s in range(3)]

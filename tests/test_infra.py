@@ -27,8 +27,12 @@ def test_profile_resolution_env_and_explicit(monkeypatch):
     assert config.resolve_profile() == "ci"
     assert config.resolve_profile("paper") == "paper"  # explicit wins over the environment
     monkeypatch.setenv(config.PROFILE_ENV, "bogus")
-    with pytest.raises(ValueError, match="profile='bogus'.*'paper', 'ci'"):
+    with pytest.raises(ValueError, match="^environment variable EAGLEBOOK_PROFILE='bogus' is not a profile; valid "
+                                         "profiles: paper, ci"):
         config.resolve_profile()
+    assert config.resolve_profile("ci") == "ci"      # an explicit value wins over a bad environment too
+    with pytest.raises(ValueError, match="profile='nope'.*'paper', 'ci'"):
+        config.resolve_profile("nope")
 
 
 def test_paper_profile_is_the_papers_recipe():

@@ -160,6 +160,9 @@ class IO(NamedTuple):
 def prepare(named: dict, extra: dict | None = None, *, allow_grad: bool = False) -> tuple[dict, IO]:
     """Convert the named inputs to torch on a common device and compute dtype (float64 or float32).
 
+    The output dtype is the promoted dtype of the floating inputs (half precision is computed in float32 and
+    returned as it came); when every input is an integer (or bool) array, NumPy or torch, it is float64.
+
     ``extra`` inputs (e.g. a reference solution) are converted and checked too, in float64, but do not
     take part in choosing the array type, dtype or device of the results.  Sparse inputs are densified
     (:func:`to_tensor`); torch sparse input counts as torch (the results are dense torch tensors).
@@ -175,8 +178,8 @@ def prepare(named: dict, extra: dict | None = None, *, allow_grad: bool = False)
         out_dtype = floats[0]
         for f in floats[1:]:
             out_dtype = torch.promote_types(out_dtype, f)
-    else:
-        out_dtype = torch.get_default_dtype() if any_torch else torch.float64
+    else:   # integer or bool input only: float64 for NumPy and torch alike (not torch's default dtype)
+        out_dtype = torch.float64
     compute = torch.float64 if out_dtype == torch.float64 else torch.float32
     for k, t in ts.items():
         check_finite(k, t)

@@ -445,9 +445,9 @@ def listing(kind: str = "train", top: Path | None = None) -> list[dict]:
 
 
 def main(argv=None) -> int:
-    import argparse
+    from ._cli import Parser, fail
 
-    p = argparse.ArgumentParser(prog="python -m eaglebook.cache", description="The shipped store of trained models.")
+    p = Parser(prog="python -m eaglebook.cache", description="The shipped store of trained models.")
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("ship", help="copy a cache's entries (and unfinished checkpoints) into the shipped store")
     s.add_argument("--from", dest="src", required=True, help="a cache root (e.g. the EAGLEBOOK_CACHE of a paper build)")
@@ -456,6 +456,15 @@ def main(argv=None) -> int:
     s2.add_argument("--kind", default="train")
     a = p.parse_args(argv)
     if a.cmd == "ship":
+        try:
+            _check_kind(a.kind)
+            if not (Path(a.src) / a.kind).is_dir():    # it copied nothing and said nothing
+                raise ValueError(f"--from {a.src}: no folder {Path(a.src) / a.kind} (a cache root holds one folder "
+                                 f"per kind: train, ...)")
+            if shipped_root() is None:
+                raise ValueError("no shipped store: run inside the repository or set EAGLEBOOK_SHIPPED")
+        except ValueError as e:
+            fail(f"{p.prog} ship", str(e))
         ship(Path(a.src), a.kind)
     else:
         for r in listing(a.kind):

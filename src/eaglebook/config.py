@@ -93,9 +93,14 @@ def check_float(name: str, value: Any, *, lower: float = 0.0, upper: float = mat
 
 
 def resolve_profile(profile: str | None = None) -> str:
-    """An explicit ``profile`` wins; otherwise ``$EAGLEBOOK_PROFILE``; otherwise ``'paper'``."""
+    """An explicit ``profile`` wins; otherwise ``$EAGLEBOOK_PROFILE``; otherwise ``'paper'``.  A bad value is
+    a one-line ``ValueError`` naming where it came from (the argument, or the environment variable)."""
     if profile is None:
-        profile = os.environ.get(PROFILE_ENV) or "paper"
+        env = os.environ.get(PROFILE_ENV)
+        if env and env not in PROFILES:
+            raise ValueError(f"environment variable {PROFILE_ENV}={env!r} is not a profile; valid profiles: "
+                             f"{', '.join(PROFILES)} (or leave it unset: paper)")
+        profile = env or "paper"
     return choice("profile", profile, PROFILES)
 
 

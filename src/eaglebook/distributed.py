@@ -11,7 +11,10 @@ data, give per-machine blocks A_μ, B_μ in the ``.npz``: each process reads onl
 only the launcher changes: ``torchrun --nnodes N --nproc-per-node K --rdzv-backend c10d
 --rdzv-endpoint HOST:PORT -m eaglebook.distributed …`` on every node, ``--backend nccl`` on GPUs.  From
 Python, :func:`run_local` starts the processes itself.  Bad input (no torchrun, a bad ``.npz``, options out
-of range) prints one line and exits with status 2.
+of range, an ``--out`` folder that does not exist) prints one line and exits with status 2, before any process
+joins; under torchrun every process prints it and torchrun adds its own failure summary (exit status 1).
+``python -m eaglebook.distributed --check 3 --cols 240 ... --out out.npz`` checks all of it for 3 processes
+without torchrun.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import sys
 import numpy as np
 
 from . import tasks
+from ._cli import integer, number
 from ._arrays import machine_edges
 from .solver.distributed import (CLIError, DistributedError, DistributedResult, run_local, solve_serial,
                                  tcp_bytes_sent)
@@ -32,11 +36,12 @@ __all__ = ["run_local", "solve_serial", "DistributedResult", "DistributedError",
 def _args(p):
     g = p.add_argument_group("generated problem (instead of --input)")
     # not --n / --d: torchrun reads any abbreviation of its own options (--nnodes, ...) before the module's
-    g.add_argument("--cols", type=int, default=240, help="n, the columns of A (split over the processes)")
-    g.add_argument("--rows", type=int, default=240, help="d, the rows of A")
-    g.add_argument("--rank", type=int, default=None, help="rank of A (default min(n, d))")
-    g.add_argument("--kappa", type=float, default=1e3, help="condition number of A (>= 1)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--cols", type=integer(1), default=240, help="n, the columns of A (split over the processes; "
+                                                                "at least one each)")
+    g.add_argument("--rows", type=integer(1), default=240, help="d, the rows of A")
+    g.add_argument("--rank", type=integer(1), default=None, help="rank of A (default min(n, d))")
+    g.add_argument("--kappa", type=number(1), default=1e3, help="condition number of A (>= 1)")
+    g.add_argument("--seed", type=integer(0), default=0, help="seed of the generated problem (default 0)")
 
 
 def _problem(args, rank, world):

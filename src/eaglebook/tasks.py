@@ -103,7 +103,7 @@ def nystrom(A, B, C, *, rcond: float | None = None):
     float64), so a rank-deficient A is handled as the paper's minimum-rank completion.  A, B and C are
     first multiplied by exact powers of two (max-abs entry near 1), so huge or tiny data neither overflow
     nor underflow; the result is scaled back exactly.  Returns the input's array type; a floating input
-    keeps its dtype, integer or bool input gives float64 (NumPy) or torch's default dtype.
+    keeps its dtype, integer or bool input gives float64 (NumPy and torch alike).
     """
     if rcond is not None and (not is_number(rcond) or not 0 <= float(rcond) < 1):
         raise ValueError(f"argument rcond={rcond!r} must be a number in [0, 1) or None")
@@ -113,7 +113,7 @@ def nystrom(A, B, C, *, rcond: float | None = None):
     for k, t in ts.items():
         check_finite(k, t)
     floats = [t.dtype for t in ts.values() if t.is_floating_point()]
-    out_dtype = floats[0] if floats else (torch.get_default_dtype() if is_t else torch.float64)
+    out_dtype = floats[0] if floats else torch.float64
     for f in floats[1:]:
         out_dtype = torch.promote_types(out_dtype, f)
     device = next((x.device for x in (A, B, C) if isinstance(x, torch.Tensor)), torch.device("cpu"))

@@ -196,6 +196,10 @@ def main(argv=None) -> None:
     ap.add_argument("--execution-cache", type=Path, default=None, metavar="DIR",
                     help="the book build's jupyter-cache (default: _build/.jupyter_cache)")
     a = ap.parse_args(argv)
+    try:
+        config.resolve_profile(a.profile)      # a bad --profile or $EAGLEBOOK_PROFILE: one line, before any work
+    except ValueError as e:
+        ap.exit(2, f"{ap.prog}: error: {e}\n")
     build(a.profile, force=a.force, log=lambda m: print(f"[book] {m}", file=sys.stderr, flush=True),
           execution_cache=a.execution_cache)
 

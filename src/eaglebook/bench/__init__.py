@@ -6,9 +6,15 @@
   writes machine-readable results.  :mod:`.realdata` loads Matrix Market files and SciPy's HB/illc1850.
 """
 
-from .train import CASES, bench_train
-
 __all__ = ["CASES", "bench_train", "main"]
+
+
+def __getattr__(name):
+    # imported on first use: `python -m eaglebook.bench PART --help` and its input errors need no torch
+    if name in ("CASES", "bench_train"):
+        from . import train
+        return getattr(train, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv=None) -> None:

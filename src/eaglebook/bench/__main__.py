@@ -14,6 +14,8 @@ import json
 import math
 import sys
 
+from .._cli import Parser, check_output, fail, floor_arguments, integer, number
+
 PART_HELP = {
     "train": "ms per training step against its matrix-product floor, per regime",
     "centralized": "(a) the κ sweep, the headline n = 240 run, EAGLE vs lstsq as n grows (the paper's §5.1)",
@@ -43,18 +45,11 @@ def _jsonable(x):
     return str(x)
 
 
-def _positive_int(s):
-    v = int(s)
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {s}")
-    return v
-
-
-def _positive_float(s):
-    v = float(s)
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {s}")
-    return v
+_positive_int = integer(1)
+_positive_float = number(0, lo_open=True)
+_kappa = number(1)                                   # a condition number: >= 1
+_sketchable = integer(8)                             # an n whose sketches go down to s = n/8
+_target = number(0, 1, lo_open=True, hi_open=True)   # a relative error target
 
 
 def _tuple_of(cast, minimum, what: str):
@@ -64,9 +59,10 @@ def _tuple_of(cast, minimum, what: str):
             vs = tuple(cast(x) for x in s.split(","))
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be comma-separated {what}, got {s!r}") from None
-        if not vs or min(vs) < minimum:
+        if not vs or min(vs) < minimum or not all(math.isfinite(v) for v in vs):
             raise argparse.ArgumentTypeError(f"must be comma-separated {what} >= {minimum}, got {s!r}")
         return vs
+    parse.__name__ = f"comma-separated {what} >= {minimum}"
     return parse
 
 
@@ -76,26 +72,27 @@ _floats = _tuple_of(float, 1, "numbers")
 
 # the size options of each part: (flag, BenchSizes field, type, help)
 SIZES = {
-    "centralized": [("--n", "central_n", _positive_int, "n = d of the κ sweep"),
+    "centralized": [("--n", "central_n", integer(2), "n = d of the κ sweep"),
                     ("--kappas", "kappas", _floats, "condition numbers of the sweep, comma-separated"),
                     ("--sizes", "size_ns", _ints, "n of the EAGLE-vs-lstsq size series, comma-separated"),
-                    ("--headline-n", "headline_n", _positive_int, "n of the headline run (κ = 1e4, to 1e-6)"),
+                    ("--headline-n", "headline_n", _sketchable, "n of the headline run (κ = 1e4, to 1e-6)"),
                     ("--overhead-iters", "overhead_iters", _positive_int, "iterations per method for the overhead")],
-    "sketched": [("--n", "sketch_n", _positive_int, "n = d of the r sweep (r = n/8 … n)"),
-                 ("--kappa", "sketch_kappa", _positive_float, "condition number of the r sweep"),
-                 ("--timing-n", "sketch_timing_n", _positive_int, "n of the per-iteration timings at s = n … n/8"),
+    "sketched": [("--n", "sketch_n", _sketchable, "n = d of the r sweep (r = n/8 … n)"),
+                 ("--kappa", "sketch_kappa", _kappa, "condition number of the r sweep"),
+                 ("--timing-n", "sketch_timing_n", _sketchable, "n of the per-iteration timings at s = n … n/8"),
                  ("--timing-iters", "sketch_timing_iters", _positive_int, "iterations per timing"),
-                 ("--headline-n", "headline_n", _positive_int, "n of the comparison with RandSketch+CG")],
-    "real": [("--max-cols", "real_max_cols", _positive_int, "use only the matrix's first columns")],
+                 ("--headline-n", "headline_n", _sketchable, "n of the comparison with RandSketch+CG")],
+    "real": [("--max-cols", "real_max_cols", _positive_int, "use only the first columns of HB/illc1850 (not with "
+                                                            "--matrix)")],
     "grid": [("--ns", "grid_ns", _ints, "n = d of the square series (κ = 1e4), comma-separated"),
              ("--tall-ns", "grid_tall_ns", _ints, "short side k of the tall (8k×k) and wide (k×8k) series"),
              ("--kappas", "grid_kappas", _floats, "condition numbers of the κ sweep, comma-separated"),
-             ("--kappa-n", "grid_kappa_n", _positive_int, "n = d of the κ sweep"),
-             ("--precision-n", "grid_precision_n", _positive_int, "n = d of the float32/float64 and thread jobs"),
-             ("--target", "grid_target", _positive_float, "relative error every method is timed to"),
+             ("--kappa-n", "grid_kappa_n", integer(2), "n = d of the κ sweep"),
+             ("--precision-n", "grid_precision_n", integer(2), "n = d of the float32/float64 and thread jobs"),
+             ("--target", "grid_target", _target, "relative error every method is timed to, in (0, 1)"),
              ("--grid-repeats", "grid_repeats", _positive_int, "interleaved timing repeats"),
              ("--grid-time-limit", "grid_time_limit", _positive_float, "seconds per traced run")],
-    "ablations": [("--n", "ablation_n", _positive_int, "n = d of the distributions and the noise runs"),
+    "ablations": [("--n", "ablation_n", integer(2), "n = d of the distributions and the noise runs"),
                   ("--instances", "ablation_instances", _positive_int, "instances of the step-size grid"),
                   ("--grid-points", "grid_points", _positive_int, "factors in [0.2, 2] of the step-size grid")],
 }
@@ -104,13 +101,20 @@ COMMON_SIZES = [("--time-limit", "time_limit", _positive_float, "seconds per ite
                 ("--repeats", "repeats", _positive_int, "timing repeats (median)")]
 
 
+def _train_arguments(ap) -> None:
+    """The options of ``train`` (:mod:`.train`; defined here, so that parsing needs no torch)."""
+    ap.add_argument("--steps", type=integer(1), default=20, help="train: steps per timing block")
+    ap.add_argument("--batch", type=integer(1), default=1024, help="train: batch size")
+    ap.add_argument("--repeats", type=integer(1), default=5, help="train: timing blocks")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="train: dtype")
+
+
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m eaglebook.bench",
+    ap = Parser(prog="python -m eaglebook.bench",
                                  description="Benchmarks of eaglebook (training step; EAGLE against baselines; the "
                                              "solver's GEMM floor).  `python -m eaglebook.bench PART --help` lists a "
                                              "part's options.")
     sub = ap.add_subparsers(dest="what", metavar="PART", required=True)
-    from . import train
     for part, text in PART_HELP.items():
         p = sub.add_parser(part, help=text, description=f"{part}: {text}.  Prints a summary table; --json FILE "
                                                          f"writes the full results.")
@@ -118,17 +122,12 @@ def parser() -> argparse.ArgumentParser:
         p.add_argument("--threads", type=_positive_int, default=None, help="BLAS and torch threads (default 1)")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
         if part == "train":
-            train.add_arguments(p)
+            _train_arguments(p)
             continue
-        p.add_argument("--seed", type=int, default=0)
         if part == "floor":
-            p.add_argument("--n", type=_positive_int, default=960, help="n = d of the problem (default 960)")
-            p.add_argument("--kappa", type=_positive_float, default=1e4, help="condition number (default 1e4)")
-            p.add_argument("--repeats", type=_positive_int, default=5, help="interleaved repeats (default 5)")
-            p.add_argument("--sketch-n", type=_positive_int, default=None,
-                           help="n of the sketched set-up and per-iteration timings (default: --n)")
-            p.add_argument("--machines", type=_positive_int, default=3, help="machines of the distributed count")
+            floor_arguments(p)
             continue
+        p.add_argument("--seed", type=integer(0), default=0, help="random seed (default 0)")
         p.add_argument("--profile", default=None, choices=("paper", "ci"),
                        help="sizes: paper (the paper's) or ci (small); default $EAGLEBOOK_PROFILE or paper; the "
                             "size options below override single sizes")
@@ -136,7 +135,7 @@ def parser() -> argparse.ArgumentParser:
             p.add_argument("--matrix", metavar="FILE.mtx", help="a Matrix Market file instead of HB/illc1850")
         g = p.add_argument_group("sizes")
         for flag, fieldname, typ, text in SIZES[part] + COMMON_SIZES:
-            meta = {_positive_int: "N", _positive_float: "X", _ints: "N,N,...", _floats: "X,X,..."}[typ]
+            meta = {_ints: "N,N,...", _floats: "X,X,..."}.get(typ) or ("N" if typ.what == "integer" else "X")
             g.add_argument(flag, dest=f"size_{fieldname}", type=typ, default=None, metavar=meta, help=text)
     return ap
 
@@ -227,36 +226,28 @@ def print_table(rows: list, file=sys.stdout) -> None:
 def main(argv=None) -> None:
     ap = parser()
     a = ap.parse_args(argv)
+    prog = f"{ap.prog} {a.what}"
+    # every input is checked here, before any work: an error is one line on standard error and exit status 2
+    try:
+        if a.json:
+            check_output("--json", a.json)
+        if a.what == "floor":
+            from ..solver import bench as sb
+            sb.check_arguments(a)
+        elif a.what != "train":
+            run = _prepare(a)
+    except ValueError as e:
+        fail(prog, str(e))
     out = None
     if a.what == "train":
         from . import train
-        train.run_cli(a)
-        return
-    if a.what == "floor":
-        from ..solver import bench as sb
+        out = train.run_cli(a)
+    elif a.what == "floor":
         out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
                              sketch_ns=a.sketch_n, machines=a.machines)
         print(sb.summary(out))
     else:
-        from .. import config
-        from . import harness
-        matrix = getattr(a, "matrix", None)
-        if matrix is not None:
-            from .realdata import load_matrix_market
-            try:
-                load_matrix_market(matrix)          # fail early, with the loader's message
-            except ValueError as e:
-                print(f"error: {e}", file=sys.stderr)
-                raise SystemExit(2) from None
-        sizes = config.get(a.profile).bench
-        over = {k[5:]: v for k, v in vars(a).items() if k.startswith("size_") and v is not None}
-        if over:
-            sizes = dataclasses.replace(sizes, **over)
-        try:
-            cfg = harness.BenchConfig(part=a.what, sizes=sizes, seed=a.seed, threads=a.threads or 1, matrix=matrix)
-        except ValueError as e:
-            ap.error(str(e))
-        out = harness.run(cfg, progress=not a.quiet)
+        out = run()
         print(f"{a.what}: {out['wall_seconds']:.1f} s on {out['environment']['threads']} thread(s), load average "
               f"{out['environment']['load_average']}")
         print_table(table_rows(a.what, out))
@@ -264,6 +255,29 @@ def main(argv=None) -> None:
         with open(a.json, "w") as f:
             f.write(json.dumps(_jsonable(out), indent=1))
         print(f"wrote {a.json}", file=sys.stderr)
+
+
+def _prepare(a):
+    """The harness parts' checks (profile, sizes, the matrix and its Table 2 set-up); ``ValueError`` with one
+    line, else the function that runs the part."""
+    matrix = getattr(a, "matrix", None)
+    if matrix is not None and getattr(a, "size_real_max_cols", None) is not None:
+        raise ValueError("--max-cols applies to HB/illc1850 only; it cannot be combined with --matrix")
+    if matrix is not None:
+        from .realdata import load_matrix_market, table2_problem
+        M = load_matrix_market(matrix)             # a missing, malformed or complex file: the loader's message
+        try:
+            table2_problem(M, seed=a.seed)         # a matrix without a usable Table 2 set-up (all zero, rank = rows)
+        except ValueError as e:
+            raise ValueError(f"argument matrix={matrix!r}: {e}") from None
+    from .. import config
+    from . import harness
+    sizes = config.get(a.profile).bench            # a bad $EAGLEBOOK_PROFILE is a ValueError naming it
+    over = {k[5:]: v for k, v in vars(a).items() if k.startswith("size_") and v is not None}
+    if over:
+        sizes = dataclasses.replace(sizes, **over)
+    cfg = harness.BenchConfig(part=a.what, sizes=sizes, seed=a.seed, threads=a.threads or 1, matrix=matrix)
+    return lambda: harness.run(cfg, progress=not a.quiet)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,14 @@ class BenchConfig:
         config.choice("part", self.part, PARTS)
         config.check_int("seed", self.seed)
         config.check_int("threads", self.threads, minimum=1)
+        S = self.sizes     # the values no part can run with (the CLI's types say the same, before parsing ends)
+        config.check_float("sizes.grid_target", S.grid_target, upper=1.0, upper_closed=False)
+        for name in ("time_limit", "grid_time_limit"):
+            config.check_float(f"sizes.{name}", getattr(S, name), upper=math.inf, upper_closed=False)
+        for name, ks in (("kappas", S.kappas), ("grid_kappas", S.grid_kappas), ("sketch_kappa", (S.sketch_kappa,))):
+            for k in ks:
+                config.check_float(f"sizes.{name}", k, lower=1.0, lower_open=False, upper=math.inf,
+                                   upper_closed=False)
 
 
 # ---------------------------------------------------------------------------------------------- environment
@@ -129,7 +137,7 @@ def gemm_rate(n: int, repeats: int = 5) -> float:
     a = torch.randn(n, n, dtype=torch.float64)
     b = torch.randn(n, n, dtype=torch.float64)
     a @ b
-    k = max(1, int(2e8 / (2 * n ** 3)))
+    k = max(1, min(int(2e8 / (2 * n ** 3)), 100_000))   # about 0.1 s per repeat; capped for tiny n (n = 2: 12.5 M)
     ts = []
     for _ in range(repeats):
         t = time.perf_counter()

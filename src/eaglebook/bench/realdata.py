@@ -102,13 +102,16 @@ def table2_problem(M, *, max_cols: int | None = None, rtol: float | None = None,
     tol = rtol if rtol is not None else max(m, k) * np.finfo(float).eps
     _, R, piv = scipy.linalg.qr(X, mode="economic", pivoting=True)
     diag = np.abs(np.diag(R))
+    if diag.size == 0 or not diag[0] > 0:
+        raise ValueError(f"the {m}×{k} matrix is zero (numerical rank 0): there is no system w A = B to solve")
     r = int((diag > tol * diag[0]).sum())
     J = np.sort(piv[:r])
     _, R2, piv2 = scipy.linalg.qr(X[:, J].T, mode="economic", pivoting=True)
     I = np.sort(piv2[:r])
     rest = np.setdiff1d(np.arange(m), I)
     if rest.size == 0:
-        raise ValueError("argument M has no row left for B after choosing the full-rank block")
+        raise ValueError(f"the {m}×{k} matrix has numerical rank {r} = its number of rows: no row is left for B "
+                         f"after choosing the full-rank {r}×{r} block A (the set-up needs more rows than its rank)")
     g = np.random.default_rng(seed).standard_normal(rest.size) / math.sqrt(rest.size)
     A = X[np.ix_(I, J)]
     B = (g @ X[np.ix_(rest, J)])[None, :]

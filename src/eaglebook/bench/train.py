@@ -21,6 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .. import tasks
+from .._arrays import int_in
 from ..config import ModelConfig, TaskConfig, TrainConfig
 from ..models import LinearTransformer
 from ..training import adam, train_step
@@ -83,6 +84,8 @@ def _time(fn, steps: int, repeats: int) -> float:
 def bench_train(steps: int = 20, batch: int = 1024, repeats: int = 5, threads: int = 1, dtype: str = "float32",
                 cases=CASES, verbose: bool = True) -> dict[str, dict[str, float]]:
     """Time a training step per regime against its matrix-product floor; return {case: {step, floor, ratio}}."""
+    for name, v in (("steps", steps), ("batch", batch), ("repeats", repeats), ("threads", threads)):
+        int_in(name, v, 1)
     old_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -126,14 +129,7 @@ def _bench_train(steps, batch, repeats, dtype, cases, verbose):
     return results
 
 
-def add_arguments(ap) -> None:
-    ap.add_argument("--steps", type=int, default=20, help="train: steps per timing block")
-    ap.add_argument("--batch", type=int, default=1024, help="train: batch size")
-    ap.add_argument("--repeats", type=int, default=5, help="train: timing blocks")
-    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"], help="train: dtype")
-
-
-def run_cli(a) -> None:
+def run_cli(a) -> dict:
     threads = a.threads or 1
     print(f"torch {torch.__version__}, {threads} thread(s), batch {a.batch}, {a.dtype}")
-    bench_train(steps=a.steps, batch=a.batch, repeats=a.repeats, threads=threads, dtype=a.dtype)
+    return bench_train(steps=a.steps, batch=a.batch, repeats=a.repeats, threads=threads, dtype=a.dtype)

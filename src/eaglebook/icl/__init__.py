@@ -12,7 +12,15 @@ in the book's block-completion frame (chapter 10).
 Depends on the infrastructure (config checks, cache) and the solver's UPDATE only.
 """
 
-from . import baselines, models, readings, task, training
+from . import baselines, models, readings, task
 from .task import ICLTask, ICLModel, ICLTrain
 
 __all__ = ["task", "models", "baselines", "training", "readings", "ICLTask", "ICLModel", "ICLTrain"]
+
+
+def __getattr__(name):
+    # imported on first use, so that `python -m eaglebook.icl.training` does not find it imported already
+    if name == "training":
+        import importlib
+        return importlib.import_module(f"{__name__}.training")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -194,11 +194,24 @@ def plan(profile: str, seed: int = 0) -> dict[tuple[str, str, int], ICLTrain]:
 
 
 def _main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description="train the chapter-10 models of a profile into the cache")
+    from .._cli import Parser
+
+    def shard(s):
+        try:
+            i, k = (int(v) for v in s.split("/"))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be i/k with integers 0 <= i < k, got {s!r}") from None
+        if not 0 <= i < k:
+            raise argparse.ArgumentTypeError(f"must be i/k with integers 0 <= i < k, got {s!r}")
+        return i, k
+
+    ap = Parser(prog="python -m eaglebook.icl.training",
+                description="train the chapter-10 models of a profile into the cache")
     ap.add_argument("--profile", default="paper", choices=tuple(_RECIPES))
-    ap.add_argument("--shard", default="0/1", help="i/k: train every k-th model from the i-th (parallel processes)")
+    ap.add_argument("--shard", default=(0, 1), type=shard,
+                    help="i/k: train every k-th model from the i-th, 0 <= i < k (parallel processes)")
     args = ap.parse_args(argv)
-    i, k = (int(v) for v in args.shard.split("/"))
+    i, k = args.shard
     torch.set_num_threads(1)
     from .. import cache
     items = sorted(plan(args.profile).items(), key=lambda kc: (kc[1].model.layers, kc[0]))[i::k]

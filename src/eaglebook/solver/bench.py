@@ -8,7 +8,8 @@ the floor and the whole default :func:`eaglebook.solve` (set-up, power iteration
 included) and reports the ratio per repeat, its median and spread.  :func:`count_factorisations` counts
 the SVD, QR, eigen-decomposition and other factorisation calls (torch, NumPy and SciPy) made inside a block;
 :func:`bench_floor` reports it for a default solve in each regime, with the sketched regime's set-up and
-per-iteration times against s.  ``python -m eaglebook.bench floor`` prints it all.
+per-iteration times against s.  ``python -m eaglebook.bench floor`` prints it all (``--json FILE`` writes it);
+``python -m eaglebook.solver.bench`` is the same command with the solver's package alone (``--help``).
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ import contextlib
 import math
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
 import scipy.linalg
 import torch
 
+from .._arrays import int_in
+from .._cli import Parser, fail, floor_arguments, integer
 from .eagle import solve, solve_distributed
 from .update import directions
 
-__all__ = ["bench_floor", "count_factorisations", "FACTORISATIONS"]
+__all__ = ["bench_floor", "count_factorisations", "FACTORISATIONS", "check_arguments", "main"]
 
 #: What counts as a factorisation: (module, function name) pairs that are wrapped by count_factorisations.
 FACTORISATIONS = {
@@ -105,6 +109,8 @@ def bench_floor(n: int = 960, d: int | None = None, *, kappa: float = 1e4, dtype
     (nothing per round depends on n but a few O(n) index operations).  ``load_average`` is recorded before
     and after."""
     d = n if d is None else d
+    check_arguments(n=n, d=d, kappa=kappa, threads=threads, repeats=repeats, seed=seed, sketch_n=sketch_ns,
+                    machines=machines)
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
@@ -204,5 +210,47 @@ def summary(res: dict) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------- command line
+def check_arguments(a=None, **kw) -> None:
+    """``ValueError`` (one line, naming the option) unless the floor benchmark's arguments fit together: from
+    parsed options ``a`` or from keywords (:func:`bench_floor`'s)."""
+    v = dict(n=a.n, d=a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
+             sketch_n=a.sketch_n, machines=a.machines) if a is not None else kw
+    for name in ("n", "d", "threads", "repeats"):
+        int_in(name, v[name], 1)
+    int_in("seed", v["seed"], 0)
+    if isinstance(v["kappa"], bool) or not isinstance(v["kappa"], (int, float)) or not math.isfinite(v["kappa"]) \
+            or v["kappa"] < 1:
+        raise ValueError(f"argument kappa={v['kappa']!r} must be a finite number >= 1 (a condition number)")
+    ns = v["n"] if v["sketch_n"] is None else v["sketch_n"]
+    if isinstance(ns, bool) or not isinstance(ns, (int, np.integer)) or ns < 8:
+        raise ValueError(f"argument sketch_n={ns!r} must be an integer >= 8: the sketched timings use s = n, n/2, "
+                         f"n/4, n/8" + (" (it defaults to n)" if v["sketch_n"] is None else ""))
+    int_in("machines", v["machines"], 1)
+    if v["machines"] > v["n"]:
+        raise ValueError(f"argument machines={v['machines']} must be at most n = {v['n']} (--machines, --n): every "
+                         f"machine holds at least one column")
+
+
+def main(argv=None) -> int:
+    """``python -m eaglebook.solver.bench [options]``: the floor benchmark (:func:`bench_floor`), its summary
+    on standard output.  Bad options: one line on standard error, exit status 2, before any work."""
+    p = Parser(prog="python -m eaglebook.solver.bench",
+               description="The whole default eaglebook.solve against the GEMM floor of its iterations, and the "
+                           "factorisations of a default solve per regime (the same as `python -m eaglebook.bench "
+                           "floor`, which also writes --json).  The default n = 960 takes about 40 s on one "
+                           "core; --n 64 a few seconds.")
+    floor_arguments(p)
+    p.add_argument("--threads", type=integer(1), default=None, help="BLAS and torch threads (default 1)")
+    a = p.parse_args(argv)
+    try:
+        check_arguments(a)
+    except ValueError as e:
+        fail(p.prog, str(e))
+    print(summary(bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
+                              sketch_ns=a.sketch_n, machines=a.machines)))
+    return 0
+
+
 if __name__ == "__main__":
-    print(summary(bench_floor()))
+    sys.exit(main())

@@ -37,7 +37,10 @@ Entry points
   (the problem in a ``.npz`` file; ``python -m eaglebook.distributed`` also generates one from a size
   and a seed).  On a cluster only the launcher's flags change: ``torchrun --nnodes N
   --nproc-per-node K --rdzv-backend c10d --rdzv-endpoint HOST:PORT`` (and ``--backend nccl`` on GPUs).
-  Without torchrun, or with a bad input file, the command prints one line and exits with status 2.
+  Without torchrun, or with a bad input file, the command prints one line and exits with status 2; under
+  torchrun every process prints that line and exits 2, and torchrun then adds its own summary of the failed
+  processes (``ChildFailedError``) and exits 1.  ``--check M`` checks the input, the options and the output
+  path for M processes in one process, without torchrun (exit 0 or the one line and 2).
 
 The bytes are counted twice: the payload each process hands to the round's collective (exact), and, for
 gloo, the TCP payload bytes the process actually sent in the rounds, read from the kernel's per-socket
@@ -63,6 +66,7 @@ import numpy as np
 import torch
 
 from .._arrays import int_in, machine_edges, positive
+from .._cli import Parser, check_output, integer, number, one_line
 from .._arrays import out as to_output
 from .eagle import as_blocks, setup
 from .engine import Transport, header_floats, local_transport, run
@@ -150,6 +154,14 @@ def solve_serial(A_blocks: Sequence, B_blocks: Sequence, C, *, tol=None, atol=0.
 
 # ----------------------------------------------------------------------------------------------
 # One process of a real run (run_local's workers and the torchrun CLI)
+
+
+def _check_backend(backend: str, what: str) -> None:
+    """``ValueError`` unless the backend can run here (nccl needs CUDA: without it torch raised an
+    AttributeError from ``torch.cuda.set_device``)."""
+    if backend == "nccl" and not torch.cuda.is_available():
+        raise ValueError(f"{what} needs CUDA GPUs, and torch.cuda.is_available() is False on this machine; "
+                         f"use gloo (the CPU backend)")
 
 
 def _device(backend: str, local_rank: int) -> torch.device:
@@ -298,6 +310,7 @@ def run_local(A_blocks: Sequence, B_blocks: Sequence, C, *, backend: str = "gloo
 
     if backend not in _BACKENDS:
         raise ValueError(f"argument backend={backend!r} must be one of {_BACKENDS}")
+    _check_backend(backend, "argument backend='nccl'")
     A_blocks, B_blocks = as_blocks("A_blocks", A_blocks), as_blocks("B_blocks", B_blocks)
     M = len(A_blocks)
     if len(B_blocks) != M:
@@ -496,28 +509,39 @@ class CLIError(ValueError):
 _HINT = ("run it under torchrun, one process per machine (torchrun --nproc-per-node M -m {module} ...), "
          "or from Python call eaglebook.solver.distributed.run_local (it starts the processes) or "
          "eaglebook.solve_distributed (one process)")
+_ERRORS = ("Bad input (options, the --input file, the --out path) is one line on standard error and exit status 2, "
+           "before any process joins.  Under torchrun every process prints that line and exits 2; torchrun then "
+           "prints its own summary of the failed processes (ChildFailedError, each rank's exit code) and exits 1: "
+           "the cause is the 'error:' line above it.  `python -m {module} --check M ...` checks everything for M "
+           "processes without torchrun, so input errors surface before the launch.")
 
 
 def _parser(module: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=f"torchrun --nproc-per-node M -m {module}",
+    p = Parser(
+        prog=f"torchrun --nproc-per-node M -m {module}", error_name=module,
         description="Distributed EAGLE, one process per machine (torch.distributed).  Process μ reads only its own "
                     "column block of A and B.",
-        epilog=_HINT.format(module=module).capitalize() + ".")
+        epilog=_HINT.format(module=module).capitalize() + ".  " + _ERRORS.format(module=module))
     p.add_argument("--input", help=".npz with A, B, C (split into contiguous column blocks) or A_0, B_0, …, "
                                    "A_{M-1}, B_{M-1}, C (one block per process)")
-    p.add_argument("--out", required=True, help="output .npz written by rank 0")
+    p.add_argument("--out", required=True, help="output .npz written by rank 0 (its folder must exist)")
     p.add_argument("--backend", choices=_BACKENDS, default=None, help="default: nccl when CUDA is available, else gloo")
-    p.add_argument("--tol", type=float, default=None)
-    p.add_argument("--atol", type=float, default=0.0)
-    p.add_argument("--max-iter", type=int, default=1000)
+    p.add_argument("--tol", type=number(0, lo_open=True), default=None, help="relative tolerance (default: the "
+                                                                              "solver's, by dtype)")
+    p.add_argument("--atol", type=number(0), default=0.0, help="absolute tolerance (default 0)")
+    p.add_argument("--max-iter", type=integer(1), default=1000, help="rounds at most (default 1000)")
     p.add_argument("--rho", choices=("exact", "power"), default="power")
-    p.add_argument("--freeze-tol", type=float, default=None)
+    p.add_argument("--freeze-tol", type=number(0, lo_open=True), default=None,
+                   help="freeze the A, B updates once every block is conditioned to this (the paper's §E.2)")
     p.add_argument("--certify", choices=("gemm", "svd", "none"), default="gemm",
                    help="how the status is certified: gemm (products, default), svd (gathers the blocks), none "
                         "(the rounds' (d + d')·n' floats only; the run may stop at another round than "
                         "solve_distributed)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds a collective or the rendezvous may wait")
+    p.add_argument("--timeout", type=number(0, lo_open=True), default=300.0,
+                   help="seconds a collective or the rendezvous may wait")
+    p.add_argument("--check", type=integer(1), default=None, metavar="M",
+                   help="check the input, the options and --out for M processes, in this one process without "
+                        "torchrun, and exit (0: fine; 2: the error, one line); runs nothing")
     return p
 
 
@@ -615,19 +639,24 @@ def main(argv=None, *, make_problem: Callable | None = None, extra_args: Callabl
     environment).  ``make_problem(args, rank, world)`` may supply (A^μ, B^μ, C, reference or None)
     instead of ``--input`` (``python -m eaglebook.distributed`` does); ``extra_args(parser)`` adds its
     options; ``module`` is the name the usage shows.  Bad input (no torchrun, a bad or incomplete
-    ``.npz``, blocks that do not fit, bad options) prints one line on standard error and returns 2."""
+    ``.npz``, blocks that do not fit, bad options, an ``--out`` that cannot be written) prints one line on
+    standard error and returns 2, before any process joins; under torchrun every process prints its line,
+    tagged ``[rank r of M]``.  ``--check M`` checks all of it for M processes without torchrun."""
     parser = _parser(module)
     if extra_args is not None:
         extra_args(parser)
+    env = os.environ
+    under = all(env.get(k, "").isdigit() for k in ("RANK", "WORLD_SIZE")) and int(env["WORLD_SIZE"]) > 1
+    parser.error_prefix = where = f"[rank {env['RANK']} of {env['WORLD_SIZE']}] " if under else ""
     args = parser.parse_args(argv)
-    rank = int(os.environ.get("RANK", "0")) if os.environ.get("RANK", "0").isdigit() else 0
+    if args.check is not None:
+        where = ""
     try:
         return _run_cli(args, make_problem, module)
-    except (CLIError, ValueError) as e:
-        if rank == 0:
-            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-            hint = f"; {_HINT.format(module=module)}" if msg.startswith("not started by torchrun") else ""
-            print(f"{parser.prog.split()[-1]}: error: {msg}{hint}", file=sys.stderr)
+    except (CLIError, ValueError) as e:   # every process prints its one line (torchrun shows them all)
+        msg = one_line(e) or type(e).__name__
+        hint = f"; {_HINT.format(module=module)}" if msg.startswith("not started by torchrun") else ""
+        print(f"{module}: error: {where}{msg}{hint}", file=sys.stderr)
         return 2
 
 
@@ -636,18 +665,32 @@ def _run_cli(args, make_problem, module) -> int:
 
     if args.input is None and make_problem is None:
         raise CLIError("--input is required (or use `-m eaglebook.distributed` to generate a problem)")
-    rank, world, local_rank = _environment()
+    if args.check is not None:
+        rank, world, local_rank = 0, args.check, 0
+    else:
+        rank, world, local_rank = _environment()
+    if not args.out.endswith(".npz"):
+        raise CLIError(f"--out {args.out}: must name a .npz file (numpy would write {args.out}.npz)")
+    if rank == 0:        # rank 0 writes it: its folder is checked before the run, not after
+        check_output("--out", args.out)
     opts = _opts(tol=args.tol, atol=args.atol, max_iter=args.max_iter, seed=0, rho=args.rho,
                  freeze_tol=args.freeze_tol, certify=args.certify)
     positive("timeout", args.timeout)
-    if args.input is not None:
-        A_mu, B_mu, C = load_problem(args.input, rank, world)
-        ref = None
-    else:
-        A_mu, B_mu, C, ref = make_problem(args, rank, world)
-    # every option and the blocks, checked before any process joins (so a bad value is one line, not M tracebacks)
-    _setup([A_mu], [B_mu], C, opts, first=rank, world=world, reference=ref)
     backend = args.backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    if args.check is None:
+        _check_backend(backend, "--backend nccl")
+    # every option and the blocks, checked before any process joins (so a bad value is one line, not M tracebacks)
+    for mu in (range(world) if args.check is not None else [rank]):
+        if args.input is not None:
+            A_mu, B_mu, C = load_problem(args.input, mu, world)
+            ref = None
+        else:
+            A_mu, B_mu, C, ref = make_problem(args, mu, world)
+        _setup([A_mu], [B_mu], C, opts, first=mu, world=world, reference=ref)
+    if args.check is not None:
+        print(f"{module}: the input and the options are fine for {world} process(es); --out {args.out} can be "
+              f"written")
+        return 0
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     device = _device(backend, local_rank)
     dist.init_process_group(backend, timeout=datetime.timedelta(seconds=args.timeout),
