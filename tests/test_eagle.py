@@ -243,11 +243,11 @@ def test_integer_with_float32_input_stays_float32():
     assert E.solve(A.numpy(), B.numpy().astype(np.float32), C.numpy()).D.dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, reason="solver/lstsq.py builds its identity B in torch's default dtype for a torch "
-                                       "integer A (line `... else torch.get_default_dtype())`): owner to fix")
 def test_lstsq_integer_torch_input_is_float64():
-    A, B, _ = _int_problem()
-    assert E.lstsq(torch.from_numpy(A), torch.from_numpy(B[0])).x.dtype == torch.float64
+    A, _, C = _int_problem()
+    r = E.lstsq(torch.from_numpy(A), torch.from_numpy(C[:, 0]))
+    assert r.x.dtype == torch.float64 and r.status == "converged"
+    assert np.allclose(r.x.numpy(), np.linalg.lstsq(A.astype(float), C[:, 0].astype(float), rcond=None)[0])
 
 
 

@@ -27,9 +27,9 @@ iterations grows like log κ(A) + log log(1/ε) (the paper's Theorem 1).
 Implementation notes
 --------------------
 * One torch core serves every entry point.  NumPy arrays in → NumPy arrays out; torch tensors in →
-  torch tensors out, on their device.  float64 and float32 are computed natively; integer input is
-  computed in float64 (NumPy) or the torch default dtype, half precision in float32 (and returned in
-  the input dtype).  Leading batch dimensions (…, d, n) are supported everywhere.
+  torch tensors out, on their device.  float64 and float32 are computed natively; integer (and bool)
+  input is computed and returned in float64, NumPy and torch alike; half precision in float32 (and
+  returned in the input dtype).  Leading batch dimensions (…, d, n) are supported everywhere.
 * ρ comes from the spectral norm of the (sketched) Ã: ``rho="exact"`` (an SVD-based 2-norm),
   ``rho="power"`` (``power_iters`` warm-started power iterations on the Gram matrix the UPDATE forms
   anyway, see :func:`solve`) or a callable.
