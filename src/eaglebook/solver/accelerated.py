@@ -407,7 +407,8 @@ class PolyResult:
     D : the completion D_L ≈ B A^† C (input's array type, device and floating dtype).
     iterations : rounds run (each: one harvest; all but the last also one conditioning step).
     converged : ``status == "converged"``.
-    status : ``"converged"`` (the rule of :func:`solve` held), ``"max_iter"``, ``"rank_deficient"`` (``certify``:
+    status : ``"converged"`` (the rule of :func:`solve` held), ``"max_iter"``, ``"out_of_range"`` (D was found but
+        the output dtype cannot hold it), ``"rank_deficient"`` (``certify``:
         a direction of A_ℓ stayed below the band until the growth cap, so it cannot be told from rounding; D is
         not certified), ``"diverged"`` (the power check found ‖A_ℓ‖ above 4× its tracked bound) or
         ``"non_finite"``; a batch reports its worst member's.
@@ -817,7 +818,8 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
         dD = eng.harvest()
         D = eng.state.D
         fd, nD = host(_fro(dD)), host(_fro(D))
-        deltas.append(float(np.max(np.ldexp(fd, Eh))))
+        with np.errstate(over="ignore"):   # a change beyond float64 in true units is reported as inf
+            deltas.append(float(np.max(np.ldexp(fd, Eh))))
         if ref_f is not None:
             e = host(_fro(D.to(torch.float64) - ref_f))
             tot = float(np.sum(ref_norm ** 2))
@@ -850,7 +852,14 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
     for i in np.flatnonzero(~done):
         flat(D_out)[i] = flat(eng.state.D)[i]
         cert[i] = clean[i] if certify else eng.certified()[i]
-    rank = {"converged": 0, "max_iter": 1, "rank_deficient": 2, "diverged": 3, "non_finite": 4}
+    # a converged D that the output dtype cannot hold (it overflows, or its largest entry is below the smallest
+    # normal number) is out_of_range, as for the cubic step
+    with np.errstate(divide="ignore"):
+        L = np.log2(host(_maxabs(D_out))) + Eh
+    fi = torch.finfo(io.out_torch)
+    oor = (L > -np.inf) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny)))
+    status[oor & (status == "converged")] = "out_of_range"
+    rank = {"converged": 0, "max_iter": 1, "rank_deficient": 2, "out_of_range": 3, "diverged": 4, "non_finite": 5}
     st = max(status, key=lambda s: rank[s])
     return PolyResult(D=_out(io, mul_pow2(D_out, E)), iterations=ell, converged=st == "converged", status=st,
                       delta=np.asarray(deltas, dtype=np.float64),
