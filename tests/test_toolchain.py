@@ -215,3 +215,19 @@ def test_variant_pages_show_one_parameters_cell_and_map_their_figures():
 def test_build_progress_prints_wall_times_people_read():
     from eaglebook._toolchain.build_progress import duration
     assert [duration(x) for x in (0.42, 12.4, 185, 3725)] == ["0.4 s", "12 s", "3 min 05 s", "1 h 02 min"]
+
+
+def test_bookkeeping_measure_counts_a_planted_chapter(tmp_path):
+    """tools/bookkeeping.py: the measure of how much of a chapter's code is bookkeeping."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bookkeeping", Path(__file__).resolve().parents[1] / "tools" / "bookkeeping.py")
+    bk = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bk)
+    ch = tmp_path / "99_demo.md"
+    ch.write_text("---\njupytext: {}\n---\n# Demo\n\nProse {eval}`G(\"a\")`.\n\n"
+                  "```{code-cell} ipython3\n:tags: [parameters]\nprofile = None\n```\n\n"
+                  "```{code-cell} ipython3\nx = 1\nglue(\"a\", x)\nc = led.declare(\"k\", what=\"w\",\n"
+                  "                criterion=crit)\nMarkdown(f\"{x}\")\nMarkdown(tab)  # table\n```\n")
+    r = bk.measure(ch)
+    assert (r["code"], r["bookkeeping"], r["declare"], r["glue"], r["eval"], r["markdown"]) == (6, 5, 1, 1, 1, 1)
+    assert r["prose"] == 2 and r["long_cells"] == 0
