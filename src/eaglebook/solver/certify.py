@@ -69,11 +69,22 @@ def _flat(x: torch.Tensor) -> np.ndarray:
     return x.reshape(-1).to(torch.float64).cpu().numpy()
 
 
-def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: int = 0) -> torch.Tensor:
+def _start(g: np.random.Generator, shape: tuple, rows) -> np.ndarray:
+    """Gaussian start vectors of ``shape`` (batch + (m, k)) from ``g``; with ``rows`` (flat instance indices of a
+    larger batch) the batch holds only those instances, and each gets the vectors the whole batch would draw
+    for it (the draws of a batch are in C order, so the first max(rows) + 1 instances' draws suffice)."""
+    if rows is None:
+        return g.standard_normal(shape)
+    rows = np.asarray(rows)
+    return g.standard_normal((int(rows.max()) + 1,) + tuple(shape[-2:]))[rows] if rows.size else np.zeros(shape)
+
+
+def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: int = 0, *, rows=None) -> torch.Tensor:
     """‖A‖₂ (batch + (1, 1)) by ``iters`` power iterations on A Aᵀ from the left vector ``u`` (warm: the
-    machine's own power vector), at least ‖A‖_F/√min(d, n)."""
+    machine's own power vector), at least ‖A‖_F/√min(d, n).  ``rows``: A holds these instances (flat indices)
+    of a larger batch (see :func:`gemm_certificate`)."""
     if u is None:
-        u = torch.as_tensor(np.random.default_rng([TEST_SEED, seed]).standard_normal(tuple(A.shape[:-2]) + (A.shape[-2], 1)),
+        u = torch.as_tensor(_start(np.random.default_rng([TEST_SEED, seed]), tuple(A.shape[:-2]) + (A.shape[-2], 1), rows),
                             dtype=A.dtype, device=A.device)
     tiny = torch.finfo(A.dtype).tiny
     for _ in range(iters):
@@ -84,14 +95,16 @@ def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: 
 
 
 def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: float, *, key=(0, 0),
-                     finish: bool = True):
+                     finish: bool = True, rows=None):
     """The factorisation-free check of one machine's stored blocks A (…, d, n), B (…, d', n) and the current
     C (…, d, n'); ``kA``, ``kB`` their power-of-two exponents, ``sigma`` ≈ ‖A‖₂ (batch + (1, 1)),
     ``log_growth`` the accumulated log growth of small singular values (batch + (1, 1)).
 
     Returns ``(Certificate, fin)``: ``fin`` the finishing increment 2^{kA−kB}·B Aᵀ C/σ² of D (None unless
     ``finish``).  Only products with A and Aᵀ: about 10·CHECK_STEPS + 8 passes over A with at most
-    CHECK_BLOCK vectors; see the module doc."""
+    CHECK_BLOCK vectors; see the module doc.  ``rows``: the blocks are those of these instances (flat indices)
+    of a larger batch, checked alone; each gets the random start the whole batch would give it, so the answer
+    per instance is the one a check of the whole batch gives."""
     dtype, device = A.dtype, A.device
     batch = tuple(A.shape[:-2])
     d, n = A.shape[-2:]
@@ -102,7 +115,7 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
     left = d < n                      # iterate on the smaller side (the singular values are the same)
     dim = d if left else n
     g = np.random.default_rng([TEST_SEED, *key])
-    V = torch.as_tensor(g.standard_normal(batch + (dim, CHECK_BLOCK)), dtype=dtype, device=device)
+    V = torch.as_tensor(_start(g, batch + (dim, CHECK_BLOCK), rows), dtype=dtype, device=device)
     tiny = torch.finfo(dtype).tiny
 
     if left:     # M_L = (I − A Aᵀ/σ²)² A/σ; M_L M_Lᵀ on d-vectors

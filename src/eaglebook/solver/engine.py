@@ -277,16 +277,26 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                                     cols=rnd.cols.cpu().numpy() if rnd.cols is not None else None)
         D_fin = Du
         if trig:
-            if certify == "gemm":
-                buf = [torch.zeros(len(FIELDS) * world * nb, dtype=torch.float64, device=device) for _ in machines]
+            if certify == "gemm":   # only the instances that asked (every process has the same list)
+                rows = np.unique(np.fromiter((i for i, _ in trig), dtype=np.int64, count=len(trig)))
+                part = rows if rows.size < nb else None
+                kk = rows.size
+                buf = [torch.zeros(len(FIELDS) * world * kk, dtype=torch.float64, device=device) for _ in machines]
                 fins = []
                 for j, m in enumerate(machines):
-                    cert, fin = m.certificate(Cu, rc, key=(ell, first + j), finish=world == 1)
+                    cert, fin = m.certificate(Cu, rc, key=(ell, first + j), finish=world == 1, rows=part)
                     pack(cert, first + j, world, buf[j])
                     fins.append(fin)
-                cert = combine(unpack(transport.sum(buf), world, nb), world)
-                if world == 1:
+                cert = combine(unpack(transport.sum(buf), world, kk), world)
+                if part is not None:    # the others: nothing to wait for, nothing dropped (not read)
+                    full = Certificate(np.ones(nb), np.zeros(nb), np.zeros(nb))
+                    full.wait[rows], full.err[rows], full.near[rows] = cert.wait, cert.err, cert.near
+                    cert = full
+                if world == 1 and part is None:
                     D_fin = Du + fins[0]
+                elif world == 1:
+                    D_fin = Du.clone()
+                    flat(D_fin)[torch.as_tensor(rows, device=device)] += fins[0]
             elif certify == "svd":
                 blocks = transport.collect([(m.A, m.B, m.kA, m.kB) for m in machines])
                 cert, Dc = svd_check([b[0].to(device) for b in blocks], [b[1].to(device) for b in blocks], Cu, Du,
@@ -301,10 +311,11 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
             rel = _rel(np.maximum(cert.err, cert.near), host(fro(D_fin)))
             finish |= rule.resolve(ell, trig, cert.wait, rel)
         source = {"cur": flat(Du), "prev": flat(D_prev), "fin": flat(D_fin)}
-        for i in rule.write(flat(Dout), finish, source):   # a finished instance stops changing
+        ended = rule.write(flat(Dout), finish, source)
+        if ended:                                          # a finished instance stops changing
             for m in machines:
-                m.freeze_instance(i)
-            flat(rnd.C)[i] = 0
+                m.freeze_instances(ended)
+            flat(rnd.C)[torch.as_tensor(np.asarray(ended, dtype=np.int64), device=device)] = 0
         t_round.append(time.perf_counter() - t_start)
         t_start = time.perf_counter()
         if rule.done.all() or ell >= max_iter:

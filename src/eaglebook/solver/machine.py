@@ -221,16 +221,33 @@ class Machine:
 
     def freeze_instance(self, i: int) -> None:
         """Batch member ``i`` (flat index) has finished: zero its blocks, so that it stops changing."""
+        self.freeze_instances([i])
+
+    def freeze_instances(self, rows) -> None:
+        """Batch members ``rows`` (flat indices) have finished: zero their blocks (one indexed write each)."""
+        if len(rows) == 0:
+            return
         nb = max(1, math.prod(self.A.shape[:-2]))
+        idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=self.A.device)
         for X in (self.A, self.B):
-            X.reshape((nb,) + tuple(X.shape[-2:]))[i] = 0
+            X.reshape((nb,) + tuple(X.shape[-2:]))[idx] = 0
         if self.colsq is not None:
             for c in self.colsq:
-                c.reshape(nb, -1)[i] = 0
+                c.reshape(nb, -1)[idx] = 0
 
     # ------------------------------------------------------------------ the check
-    def certificate(self, C, rcond: float, *, key=(0, 0), finish: bool = True):
-        """This machine's share of a check on its current blocks (:func:`eaglebook.solver.certify.gemm_certificate`)."""
-        sigma = refine_sigma(self.A, self.u, seed=key[0])
-        return gemm_certificate(self.A, self.B, C, self.kA, self.kB, sigma, self.log_growth, rcond,
-                                self.opts.gamma, key=key, finish=finish)
+    def certificate(self, C, rcond: float, *, key=(0, 0), finish: bool = True, rows=None):
+        """This machine's share of a check on its current blocks (:func:`eaglebook.solver.certify.gemm_certificate`).
+        ``rows``: check only these instances (flat indices) of the batch; the certificate and the finishing
+        increment then hold those instances, in that order, and equal what a check of the whole batch gives them."""
+        if rows is None:
+            sigma = refine_sigma(self.A, self.u, seed=key[0])
+            return gemm_certificate(self.A, self.B, C, self.kA, self.kB, sigma, self.log_growth, rcond,
+                                    self.opts.gamma, key=key, finish=finish)
+        nb = max(1, math.prod(self.A.shape[:-2]))
+        idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=self.A.device)
+        pick = lambda X: X.reshape((nb,) + tuple(X.shape[-2:]))[idx]   # noqa: E731
+        A = pick(self.A)
+        sigma = refine_sigma(A, pick(self.u) if self.u is not None else None, seed=key[0], rows=rows)
+        return gemm_certificate(A, pick(self.B), pick(C), pick(self.kA), pick(self.kB), sigma, pick(self.log_growth),
+                                rcond, self.opts.gamma, key=key, finish=finish, rows=rows)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from .norms import MONOTONE_GROWTH
 
@@ -255,14 +256,20 @@ class StopRule:
         """Write each finished instance's D into ``out`` (a flat batch view): ``finish`` maps an instance to
         the key of ``source`` (flat views of the candidate D's) its D comes from.  Returns the finished
         instances, which the caller freezes."""
+        by = {}
         for i, src in finish.items():
-            out[i] = source[src][i]
+            by.setdefault(src, []).append(i)
+        for src, rows in by.items():     # one indexed copy per source
+            idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=out.device)
+            out[idx] = source[src][idx]
         return list(finish)
 
     def fill(self, out, D) -> None:
         """After the last round: every instance still running returns the last D (flat batch views)."""
-        for i in np.flatnonzero(~self.done):
-            out[i] = D[i]
+        rows = np.flatnonzero(~self.done)
+        if rows.size:
+            idx = torch.as_tensor(rows, device=out.device)
+            out[idx] = D[idx]
 
     def out_of_range(self, maxabs, finfo, log2_scale=0) -> None:
         """A ``converged`` instance whose largest |D| entry (``maxabs`` per instance, times 2**``log2_scale``
@@ -283,6 +290,5 @@ class StopRule:
 
     def growth_tensor(self, like):
         """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the checks)."""
-        import torch
         batch = tuple(like.shape[:-2])
         return torch.as_tensor(self.log_growth, dtype=torch.float64, device=like.device).reshape(batch + (1, 1))
