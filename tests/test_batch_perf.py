@@ -136,3 +136,123 @@ def test_observe_matches_the_loop(mode, seed):
                 h = list(old.hist[i])
                 assert new.hist_len[i] == len(h)
                 assert np.array_equal(new.hist[i, new.hist.shape[1] - len(h):], np.array(h, dtype=float)), (ell, i)
+
+
+def mixed_batch(nb=24, d=10, n=14, seed=3):
+    """Well- and ill-conditioned, rank-deficient, inconsistent and zero instances in one batch."""
+    g = np.random.default_rng(seed)
+    A = np.zeros((nb, d, n))
+    for i in range(nb):
+        k = i % 6
+        U, _ = np.linalg.qr(g.standard_normal((d, d)))
+        V, _ = np.linalg.qr(g.standard_normal((n, d)))
+        s = np.geomspace(1, 10.0 ** -(1 + 2 * k), d)
+        if k == 4:
+            s[d // 2:] = 0
+        if k != 5:
+            A[i] = (U * s) @ V.T
+    B = g.standard_normal((nb, 2, d)) @ A
+    B[3::6] += 1e-3 * g.standard_normal(B[3::6].shape)
+    C = A @ g.standard_normal((nb, n, 2))
+    return A, B, C
+
+
+def _decisions(r):
+    return r.status, r.iterations, r.checks, list(r.statuses.reshape(-1)), r.level
+
+
+@pytest.mark.parametrize("regime", ["central", "distributed"])
+def test_checks_on_the_asking_instances_only(regime, monkeypatch):
+    """A check runs on the instances that asked for one; the answers, and so every decision and D, are those
+    of a check of the whole batch."""
+    from eaglebook.solver.machine import Machine
+    A, B, C = mixed_batch()
+    run = ((lambda: E.solve(A, B, C)) if regime == "central" else
+           (lambda: E.solve_distributed(*[list(x) for x in E.split_columns(A, B, 2)], C, max_iter=150)))
+    fast = run()
+    f = Machine.certificate
+    seen = []
+
+    def whole(self, C, rcond, *, key=(0, 0), finish=True, rows=None):   # check everything, keep the rows asked
+        seen.append(rows is not None)
+        cert, fin = f(self, C, rcond, key=key, finish=finish)
+        if rows is None:
+            return cert, fin
+        nb = cert.wait.size
+        return (type(cert)(*(x[rows] for x in cert)),
+                None if fin is None else fin.reshape((nb,) + tuple(fin.shape[-2:]))[torch.as_tensor(rows)])
+    monkeypatch.setattr(Machine, "certificate", whole)
+    slow = run()
+    assert any(seen)        # some checks did run on part of the batch
+    assert _decisions(fast)[:4] == _decisions(slow)[:4]
+    assert fast.level == pytest.approx(slow.level, rel=1e-6, nan_ok=True)
+    assert np.allclose(fast.D, slow.D, rtol=1e-12, atol=0)
+
+
+def test_subset_certificate_equals_the_whole_batch():
+    from eaglebook.solver.machine import Machine
+    A, B, C = (torch.as_tensor(x) for x in mixed_batch())
+    g = np.random.default_rng(0)
+    m = Machine(A, B, E.eagle.Options(1 / 3, 1.0, "power", 1.0, 5, "instance", True),
+                torch.as_tensor(g.standard_normal((A.shape[0], A.shape[1], 1))))
+    m.u = m.u / torch.linalg.vector_norm(m.u, dim=-2, keepdim=True)
+    rows = np.array([1, 4, 5, 17, 23])
+    full, fin = m.certificate(C, 1e-13, key=(7, 0))
+    part, fin_p = m.certificate(C, 1e-13, key=(7, 0), rows=rows)
+    for a, b in zip(full, part):
+        np.testing.assert_allclose(a[rows], b, rtol=1e-12)
+    torch.testing.assert_close(fin[torch.as_tensor(rows)], fin_p, rtol=1e-12, atol=0)
+
+
+def test_small_check_sees_what_the_products_see(monkeypatch):
+    """Small blocks form M = A(I − G)²/σ once: the same answers as the ten products per step, down to x ~ 1e-13,
+    and the same decisions on a mixed batch."""
+    from eaglebook.solver import certify
+    g = np.random.default_rng(1)
+    for d, n in ((16, 16), (8, 20), (20, 8)):
+        nb, k = 24, min(d, n)
+        A = np.empty((nb, d, n))
+        for i in range(nb):
+            U, _ = np.linalg.qr(g.standard_normal((d, k)))
+            V, _ = np.linalg.qr(g.standard_normal((n, k)))
+            s = 1 - 10 ** g.uniform(-8, -1, k)
+            s[-2:] = [1e-13, 1e-10, 1e-7, 1e-4, 0.1, 0.3, 1.0, 0.7][i % 8] * np.array([3.0, 1.0])
+            A[i] = (U * s) @ V.T
+        A = torch.as_tensor(A)
+        B, C = torch.as_tensor(g.standard_normal((nb, 2, n))), torch.as_tensor(g.standard_normal((nb, d, 2)))
+        k0 = torch.zeros(nb, 1, 1, dtype=torch.int64)
+        sig = torch.linalg.matrix_norm(A, ord=2, keepdim=True)
+        for lg in (0.0, 10.0):
+            LG = torch.full((nb, 1, 1), lg, dtype=torch.float64)
+            answers = []
+            for small in (certify.SMALL_CHECK, 0):
+                monkeypatch.setattr(certify, "SMALL_CHECK", small)
+                answers.append(certify.gemm_certificate(A, B, C, k0, k0, sig, LG, 1e-14 * max(d, n), 1.0, key=(3, 0))[0])
+            a, b = answers
+            assert np.array_equal(a.wait == 1, b.wait == 1) and np.array_equal(a.wait == 1.5, b.wait == 1.5)
+            np.testing.assert_allclose(a.wait, b.wait, rtol=1e-4)
+            np.testing.assert_allclose(a.err, b.err, rtol=1e-8)
+            np.testing.assert_allclose(a.near, b.near, rtol=1e-8)
+    A, B, C = mixed_batch()
+    monkeypatch.setattr(certify, "SMALL_CHECK", 64)
+    small = E.solve(A, B, C)
+    monkeypatch.setattr(certify, "SMALL_CHECK", 0)
+    products = E.solve(A, B, C)
+    assert _decisions(small)[:4] == _decisions(products)[:4]
+
+
+def test_bench_batches_on_tiny_sizes():
+    """The batch benchmark's result and summary (tiny sizes; no timing is asserted)."""
+    from eaglebook.solver import bench
+    res = bench.bench_batches(("one", "tiny"), repeats=2, sizes={"one": (None, 12, 1e2), "tiny": (30, 6, 1e2)})
+    assert list(res) == ["one", "tiny"]
+    for r in res.values():
+        assert r["iterations"] >= 1 and len(r["ratio"]["values"]) == 2
+        assert r["ratio"]["min"] <= r["ratio"]["median"] <= r["ratio"]["max"]
+        assert all(0 <= s <= 1 for s in r["certification_share"]["values"])
+    assert sum(res["tiny"]["statuses"].values()) == 30 and res["tiny"]["numpy"] == "solve"
+    text = bench.batch_summary(res)
+    assert "30 problems 6×6" in text and "1 problem 12×12" in text and "certification" in text
+    from eaglebook.bench.__main__ import parser
+    a = parser().parse_args(["floor", "--setting", "batch20"])
+    assert a.setting == "batch20" and a.repeats is None

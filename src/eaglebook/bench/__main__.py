@@ -124,7 +124,12 @@ def parser() -> argparse.ArgumentParser:
         if part == "floor":
             p.add_argument("--n", type=_positive_int, default=960, help="n = d of the problem (default 960)")
             p.add_argument("--kappa", type=_positive_float, default=1e4, help="condition number (default 1e4)")
-            p.add_argument("--repeats", type=_positive_int, default=5, help="interleaved repeats (default 5)")
+            p.add_argument("--repeats", type=_positive_int, default=None,
+                           help="interleaved repeats (default 5; 3 with --setting other than single)")
+            p.add_argument("--setting", default="single", choices=("single", "n960", "batch20", "batch50", "all"),
+                           help="single (default): one problem of --n with factorisation counts and the sketched "
+                                "timings; n960, batch20 (10,000 problems of 20×20), batch50 (2,000 of 50×50) or all "
+                                "three: the whole solve against its floor and the certification share")
             p.add_argument("--sketch-n", type=_positive_int, default=None,
                            help="n of the sketched set-up and per-iteration timings (default: --n)")
             p.add_argument("--machines", type=_positive_int, default=3, help="machines of the distributed count")
@@ -234,9 +239,14 @@ def main(argv=None) -> None:
         return
     if a.what == "floor":
         from ..solver import bench as sb
-        out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
-                             sketch_ns=a.sketch_n, machines=a.machines)
-        print(sb.summary(out))
+        if a.setting == "single":
+            out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats or 5, seed=a.seed,
+                                 sketch_ns=a.sketch_n, machines=a.machines)
+            print(sb.summary(out))
+        else:
+            names = tuple(sb.SETTINGS) if a.setting == "all" else (a.setting,)
+            out = sb.bench_batches(names, threads=a.threads or 1, repeats=a.repeats or 3, seed=a.seed)
+            print(sb.batch_summary(out))
     else:
         from .. import config
         from . import harness
