@@ -256,3 +256,17 @@ def test_bench_batches_on_tiny_sizes():
     from eaglebook.bench.__main__ import parser
     a = parser().parse_args(["floor", "--setting", "batch20"])
     assert a.setting == "batch20" and a.repeats is None
+
+
+def test_start_vectors_by_chunk():
+    """A check's start vectors: a batch of at most START_CHUNK instances draws what one generator draws; a
+    check of some rows of a larger batch gets exactly the rows of the whole batch's draw."""
+    from eaglebook.solver import certify
+    seed = [certify.TEST_SEED, 5, 1]
+    for shape in ((6, 4), (3, 6, 4), (2, 100, 6, 4)):
+        assert np.array_equal(certify._start(seed, shape, None), np.random.default_rng(seed).standard_normal(shape))
+    nb = 3 * certify.START_CHUNK + 7
+    whole = certify._start(seed, (nb, 6, 4), None)
+    rows = np.array([0, 5, certify.START_CHUNK, certify.START_CHUNK + 3, nb - 1])
+    assert np.array_equal(certify._start(seed, (rows.size, 6, 4), rows), whole[rows])
+    assert not np.array_equal(whole[:6], whole[certify.START_CHUNK:certify.START_CHUNK + 6])

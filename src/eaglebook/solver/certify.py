@@ -40,7 +40,7 @@ from .norms import fro, mul_pow2
 
 __all__ = ["CERTIFY", "CONDITIONED", "CHECK_STEPS", "CHECK_BLOCK", "SMALL_CHECK", "Certificate", "gemm_certificate",
            "combine", "svd_check", "svd_consistency", "test_column", "test_level", "TEST_SEED", "refine_sigma",
-           "pack", "unpack", "FIELDS"]
+           "pack", "unpack", "FIELDS", "START_CHUNK"]
 
 CERTIFY = ("gemm", "svd", "none")
 #: A direction of A_ℓ counts as conditioned once s/σ_max >= this.
@@ -76,14 +76,27 @@ def _flat(x: torch.Tensor) -> np.ndarray:
     return x.reshape(-1).to(torch.float64).cpu().numpy()
 
 
-def _start(g: np.random.Generator, shape: tuple, rows) -> np.ndarray:
-    """Gaussian start vectors of ``shape`` (batch + (m, k)) from ``g``; with ``rows`` (flat instance indices of a
-    larger batch) the batch holds only those instances, and each gets the vectors the whole batch would draw
-    for it (the draws of a batch are in C order, so the first max(rows) + 1 instances' draws suffice)."""
-    if rows is None:
-        return g.standard_normal(shape)
-    rows = np.asarray(rows)
-    return g.standard_normal((int(rows.max()) + 1,) + tuple(shape[-2:]))[rows] if rows.size else np.zeros(shape)
+#: The random start vectors of a check come in chunks of this many instances, each chunk from its own generator
+#: (the first from the check's own seed, so a batch of at most START_CHUNK instances draws exactly what one
+#: generator for the whole batch draws): a check of a few instances of a large batch draws only their chunks.
+START_CHUNK = 256
+
+
+def _start(seed: list, shape: tuple, rows) -> np.ndarray:
+    """Gaussian start vectors of ``shape`` (batch + (m, k)) for the check seeded by ``seed``.  Instance i (flat
+    index) takes its vectors from chunk c = i // START_CHUNK, drawn by the generator of ``seed`` (c = 0) or of
+    ``seed`` + [START_CHUNK, c] (c > 0) in C order.  ``rows``: the batch holds only these instances (flat indices) of a
+    larger one, and each gets what the whole batch would draw for it."""
+    mk = tuple(shape[-2:])
+    idx = np.arange(max(1, math.prod(shape[:-2]))) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.empty((idx.size,) + mk)
+    chunk = idx // START_CHUNK
+    for c in np.unique(chunk):
+        sel = chunk == c
+        pos = idx[sel] - c * START_CHUNK
+        g = np.random.default_rng(seed if c == 0 else [*seed, START_CHUNK, int(c)])
+        out[sel] = g.standard_normal((int(pos.max()) + 1,) + mk)[pos]
+    return out.reshape(shape) if rows is None else out
 
 
 def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: int = 0, *, rows=None) -> torch.Tensor:
@@ -91,7 +104,7 @@ def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: 
     machine's own power vector), at least ‖A‖_F/√min(d, n).  ``rows``: A holds these instances (flat indices)
     of a larger batch (see :func:`gemm_certificate`)."""
     if u is None:
-        u = torch.as_tensor(_start(np.random.default_rng([TEST_SEED, seed]), tuple(A.shape[:-2]) + (A.shape[-2], 1), rows),
+        u = torch.as_tensor(_start([TEST_SEED, seed], tuple(A.shape[:-2]) + (A.shape[-2], 1), rows),
                             dtype=A.dtype, device=A.device)
     tiny = torch.finfo(A.dtype).tiny
     for _ in range(iters):
@@ -121,8 +134,7 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
     s2 = s * s
     left = d < n                      # iterate on the smaller side (the singular values are the same)
     dim = d if left else n
-    g = np.random.default_rng([TEST_SEED, *key])
-    V = torch.as_tensor(_start(g, batch + (dim, CHECK_BLOCK), rows), dtype=dtype, device=device)
+    V = torch.as_tensor(_start([TEST_SEED, *key], batch + (dim, CHECK_BLOCK), rows), dtype=dtype, device=device)
     tiny = torch.finfo(dtype).tiny
 
     if dim <= SMALL_CHECK:   # small blocks: form M (d×n) once, then two products with it per step
