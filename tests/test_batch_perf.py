@@ -227,7 +227,8 @@ def test_small_check_sees_what_the_products_see(monkeypatch):
             answers = []
             for small in (certify.SMALL_CHECK, 0):
                 monkeypatch.setattr(certify, "SMALL_CHECK", small)
-                answers.append(certify.gemm_certificate(A, B, C, k0, k0, sig, LG, 1e-14 * max(d, n), 1.0, key=(3, 0))[0])
+                rc = 1e-14 * max(d, n)
+                answers.append(certify.gemm_certificate(A, B, C, k0, k0, sig, LG, rc, 1.0, key=(3, 0))[0])
             a, b = answers
             assert np.array_equal(a.wait == 1, b.wait == 1) and np.array_equal(a.wait == 1.5, b.wait == 1.5)
             np.testing.assert_allclose(a.wait, b.wait, rtol=1e-4)

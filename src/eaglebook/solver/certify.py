@@ -13,15 +13,15 @@ x, so that x down to about p·u is visible) give β̂ ≈ max β: a direction st
 β̂ above the growth-adjusted cut-off thr = rcond·G_ℓ (G_ℓ the accumulated growth of small singular values,
 so a direction with s/σ_max = rcond at the start sits at thr now).  What the dropped directions (x <= thr) put
 into D is bounded by Cauchy–Schwarz with products only: (2.5γ + 1)·‖B_ℓ(I − G)‖_F·‖(I − G)A_ℓᵀC_ℓ‖_F/σ²
-(:func:`gemm_certificate`).  Small blocks (min(d, n) <= :data:`SMALL_CHECK`, the many small problems of a
-batch) form M once instead, from the Gram matrix of the smaller side, and iterate with two products with M
-per step: M's rounding error is O(p·u) in norm, the same order as that of each matrix-free product
-(X − A(AᵀX)/σ² carries an absolute error of about p·u), so x down to about p·u stays visible; MᵀM is never
-formed (that would square the errors and hide x below √u).  The finished completion uses A_ℓ^† = A_ℓᵀ/σ² on the conditioned directions:
-D_ℓ + B_ℓA_ℓᵀC_ℓ/σ².  The sketched and distributed regimes reach B A^† C only on consistent data (B in the
-row space of A) or for full column rank; that is certified by a *test column*: C gets one more column
-c = A g (g Gaussian) whose completion B A^† A g equals B g exactly when the data are consistent; the
-solver compares its D for that column with B g (:func:`test_column`, :func:`test_level`).
+(:func:`gemm_certificate`).  Small blocks (min(d, n) <= :data:`SMALL_CHECK`, the many small problems of a batch)
+form M once instead, from the Gram matrix of the smaller side, and iterate with two products with M per step: M's
+rounding error is O(p·u) in norm, the same order as that of each matrix-free product (X − A(AᵀX)/σ² carries an
+absolute error of about p·u), so x down to about p·u stays visible; MᵀM is never formed (that would square the
+errors and hide x below √u).  The finished completion uses A_ℓ^† = A_ℓᵀ/σ² on the conditioned directions: D_ℓ +
+B_ℓA_ℓᵀC_ℓ/σ².  The sketched and distributed regimes reach B A^† C only on consistent data (B in the row space of
+A) or for full column rank; that is certified by a *test column*: C gets one more column c = A g (g Gaussian)
+whose completion B A^† A g equals B g exactly when the data are consistent; the solver compares its D for that
+column with B g (:func:`test_column`, :func:`test_level`).
 
 ``"svd"``: one SVD of A_ℓ per check and one of A for the consistency (:func:`svd_check`,
 :func:`svd_consistency`), the exact version of the same quantities.  ``"none"``: no check (the change
@@ -142,7 +142,7 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
         P = -G                                                  # I − G
         P.diagonal(dim1=-2, dim2=-1).add_(1)
         P2 = P @ P
-        M = (P2 @ A if left else A @ P2) / s                  # M_L = (I − AAᵀ/σ²)²A/σ or M = A(I − AᵀA/σ²)²/σ
+        M = (P2 @ A if left else A @ P2) / s        # M_L = (I − AAᵀ/σ²)²A/σ, or M = A(I − AᵀA/σ²)²/σ
         Mt = M.mT
 
         def cnorm(X):                 # column norms (the blocks are small: one fused pass)
