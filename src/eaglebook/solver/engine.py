@@ -49,8 +49,9 @@ class Transport:
     machines over all machines; ``gather(items)`` returns every machine's item (a tuple of tensors), in
     machine order; ``bytes_sent()`` the TCP bytes this process has sent so far (None where not measurable)."""
 
-    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None):
+    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None, local: bool = False):
         self.reduce, self.gather, self.bytes_sent = reduce, gather, bytes_sent
+        self.local = local      # every machine in this process, the reduction a plain sum
         self.collectives = 0
         self.gathers = 0
         self.gather_bytes = 0
@@ -68,7 +69,7 @@ class Transport:
 
 def local_transport() -> Transport:
     """All machines in this process: the reduction is a plain sum, the gather the list itself."""
-    return Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items))
+    return Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items), local=True)
 
 
 def header_floats(machines: int, batch: int = 1) -> int:
@@ -137,6 +138,20 @@ def rounds(machines: list, C, D, transport: Transport, *, world: int, first: int
         noise = ([torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device)
                   for _ in range(world)] if o.rho == "power" and ell > 0 else None)
         is_frozen = bool(frozen()) if frozen is not None else False
+        if world == 1 and transport.local:    # one machine in this process: no buffer to pack and reduce
+            m = machines[0]
+            s = m.step(C, D, ell, noise=noise[0] if noise else None, sketch=m.sketch if o.sketch is not None else None,
+                       frozen=is_frozen)
+            _sync(device)
+            t1 = time.perf_counter()
+            progress(2 * ell + 1)
+            transport.collectives += 1
+            x_max = s.x.to(dtype).reshape(batch + (1, 1))
+            lA_max = s.lA.to(dtype).reshape(batch + (1, 1))
+            C, D = C + s.dC.view_as(C), D + s.dD.view_as(D)
+            ell += 1
+            yield Round(ell, C, D, x_max, lA_max, cols, float(s.cond), t1 - t0, 0.0, 0)
+            continue
         for j, (m, buf) in enumerate(zip(machines, bufs)):
             g = first + j
             s = m.step(C, D, ell, noise=noise[g] if noise else None, sketch=m.sketch if o.sketch is not None else None,

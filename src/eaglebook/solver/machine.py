@@ -146,7 +146,7 @@ class Machine:
         return pow2_factor(self.kA - self.kB, self.A.dtype) if self.opts.rescale else 1.0
 
     # ------------------------------------------------------------------ the round
-    def _rho(self, At, G, side, iters, noise):
+    def _rho(self, At, G, side, iters, noise, trace=None):
         o = self.opts
         if o.freeze_tol is not None and o.rho == "exact":   # one SVD for ρ and the conditioning vote
             s = torch.linalg.svdvals(At)
@@ -155,7 +155,7 @@ class Machine:
         else:
             if noise is not None and o.rho == "power":
                 self.u = kick(self.u, noise)
-            sigma, self.u = spectral_norm(At, o.rho, self.u, iters, gram=G, side=side)
+            sigma, self.u = spectral_norm(At, o.rho, self.u, iters, gram=G, side=side, trace=trace)
             if o.freeze_tol is not None:
                 self.cond = self._conditioned(torch.linalg.svdvals(At))
         margin = POWER_MARGIN if o.rho == "power" else 1.0
@@ -174,7 +174,9 @@ class Machine:
         else:
             G = side = None
             fa2 = self.colsq[0].sum(-1)[..., None, None] if self.colsq is not None else fro(self.A) ** 2
+        G0 = G
         lA, G = self._rescale(fa2, G)
+        trace = fa2 if (G is G0 and G is not None) else None      # G's trace, unless it was rescaled
         if cols is not None:
             At = self.A[..., cols]
             G, side = gram(At)
@@ -183,7 +185,8 @@ class Machine:
             G, side = gram(At)
         else:
             At = self.A
-        rho, sigma = self._rho(At, G, side, o.power_iters if ell > 0 else 2 * o.power_iters, noise)
+        rho, sigma = self._rho(At, G, side, o.power_iters if ell > 0 else 2 * o.power_iters, noise,
+                               trace if cols is None and S is None else None)
         A2, B2, dC, dD = step(self.A, self.B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
                               d_scale=self.d_scale(), G=G)
         self.A, self.B = A2, B2
