@@ -138,11 +138,13 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
     tiny = torch.finfo(dtype).tiny
 
     if dim <= SMALL_CHECK:   # small blocks: form M (d×n) once, then two products with it per step
-        G = (A @ A.mT if left else A.mT @ A) / s2
-        P = -G                                                  # I − G
-        P.diagonal(dim1=-2, dim2=-1).add_(1)
+        Ah = A / s                                                # Â = A/σ
+        X, Y = (Ah, Ah.mT) if left else (Ah.mT, Ah)
+        eye = torch.eye(dim, dtype=dtype, device=device)
+        P = torch.baddbmm(eye, X.reshape(-1, dim, X.shape[-1]), Y.reshape(-1, Y.shape[-2], dim), alpha=-1)
+        P = P.reshape(batch + (dim, dim))                         # I − G, G = ÂÂᵀ or ÂᵀÂ
         P2 = P @ P
-        M = (P2 @ A if left else A @ P2) / s        # M_L = (I − AAᵀ/σ²)²A/σ, or M = A(I − AᵀA/σ²)²/σ
+        M = P2 @ Ah if left else Ah @ P2            # M_L = (I − AAᵀ/σ²)²A/σ, or M = A(I − AᵀA/σ²)²/σ
         Mt = M.mT
 
         def cnorm(X):                 # column norms (the blocks are small: one fused pass)
@@ -153,7 +155,7 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
             return (M if left else Mt) @ Y, cnorm(Y)
 
         def xnorm(X):
-            return cnorm((A.mT if left else A) @ X) / s[..., 0]
+            return cnorm((Ah.mT if left else Ah) @ X)
     elif left:   # M_L = (I − A Aᵀ/σ²)² A/σ; M_L M_Lᵀ on d-vectors
         def proj(X):
             X = X - A @ (A.mT @ X) / s2
