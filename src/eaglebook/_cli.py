@@ -116,7 +116,12 @@ def floor_arguments(p) -> None:
     checked further by :func:`eaglebook.solver.bench.check_arguments`)."""
     p.add_argument("--n", type=integer(8), default=960, help="n = d of the problem, >= 8 (default 960)")
     p.add_argument("--kappa", type=number(1), default=1e4, help="condition number, >= 1 (default 1e4)")
-    p.add_argument("--repeats", type=integer(1), default=5, help="interleaved repeats (default 5)")
+    p.add_argument("--repeats", type=integer(1), default=None,
+                   help="interleaved repeats (default 5; 3 with --setting other than single)")
+    p.add_argument("--setting", default="single", choices=("single", "n960", "batch20", "batch50", "all"),
+                   help="single (default): one problem of --n with factorisation counts and the sketched timings; "
+                        "n960, batch20 (10,000 problems of 20×20), batch50 (2,000 of 50×50) or all three: the whole "
+                        "solve against its floor and the certification share")
     p.add_argument("--sketch-n", type=integer(8), default=None,
                    help="n of the sketched set-up and per-iteration timings at s = n, n/2, n/4, n/8; >= 8 "
                         "(default: --n)")

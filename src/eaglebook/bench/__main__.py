@@ -243,9 +243,14 @@ def main(argv=None) -> None:
         from . import train
         out = train.run_cli(a)
     elif a.what == "floor":
-        out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
-                             sketch_ns=a.sketch_n, machines=a.machines)
-        print(sb.summary(out))
+        if a.setting == "single":
+            out = sb.bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats or 5, seed=a.seed,
+                                 sketch_ns=a.sketch_n, machines=a.machines)
+            print(sb.summary(out))
+        else:
+            names = tuple(sb.SETTINGS) if a.setting == "all" else (a.setting,)
+            out = sb.bench_batches(names, threads=a.threads or 1, repeats=a.repeats or 3, seed=a.seed)
+            print(sb.batch_summary(out))
     else:
         out = run()
         print(f"{a.what}: {out['wall_seconds']:.1f} s on {out['environment']['threads']} thread(s), load average "

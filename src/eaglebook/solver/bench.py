@@ -10,6 +10,11 @@ the SVD, QR, eigen-decomposition and other factorisation calls (torch, NumPy and
 :func:`bench_floor` reports it for a default solve in each regime, with the sketched regime's set-up and
 per-iteration times against s.  ``python -m eaglebook.bench floor`` prints it all (``--json FILE`` writes it);
 ``python -m eaglebook.solver.bench`` is the same command with the solver's package alone (``--help``).
+
+:func:`bench_batch` does the same for a batch of small problems solved in one call (the paper's setting:
+many small prompts at once), and reports the *certification share*, the time inside the checks over the
+whole solve; :func:`bench_batches` runs the three settings of :data:`SETTINGS` (one n = 960 problem, 10,000
+problems of 20×20 and 2,000 of 50×50) in one run: ``python -m eaglebook.bench floor --setting all``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from .._cli import Parser, fail, floor_arguments, integer
 from .eagle import solve, solve_distributed
 from .update import directions
 
-__all__ = ["bench_floor", "count_factorisations", "FACTORISATIONS", "check_arguments", "main"]
+__all__ = ["bench_floor", "bench_batch", "bench_batches", "batch_problem", "count_factorisations", "FACTORISATIONS",
+           "SETTINGS", "check_arguments", "main"]
 
 #: What counts as a factorisation: (module, function name) pairs that are wrapped by count_factorisations.
 FACTORISATIONS = {
@@ -190,6 +196,144 @@ def bench_floor(n: int = 960, d: int | None = None, *, kappa: float = 1e4, dtype
         torch.set_num_threads(old)
 
 
+#: The settings of :func:`bench_batches`: (instances or None for one problem, n = d, κ).
+SETTINGS = {"n960": (None, 960, 1e4), "batch20": (10_000, 20, 1e2), "batch50": (2_000, 50, 1e2)}
+
+
+def batch_problem(nb: int | None, n: int, d: int | None = None, *, kappa: float = 1e2, dtype=torch.float64,
+                  seed: int = 0):
+    """``nb`` problems like :func:`bench_floor`'s at once (A_i = U_i diag(σ) V_iᵀ, d×n, σ log-spaced in [1/κ, 1];
+    consistent B_i = W_i A_i, C_i = A_i G_i with d' = n' = 2); ``nb=None``: one problem (no batch dimension)."""
+    if nb is None:
+        return _problem(n, d if d is not None else n, kappa, dtype, seed)
+    d = n if d is None else d
+    g = np.random.default_rng(seed)
+    k = min(d, n)
+    U, _ = np.linalg.qr(g.standard_normal((nb, d, k)))
+    V, _ = np.linalg.qr(g.standard_normal((nb, n, k)))
+    A = (U * np.geomspace(1, 1 / kappa, k)) @ V.transpose(0, 2, 1)
+    B = g.standard_normal((nb, 2, d)) @ A
+    C = A @ g.standard_normal((nb, n, 2))
+    return tuple(torch.as_tensor(x, dtype=dtype) for x in (A, B, C))
+
+
+@contextlib.contextmanager
+def _timed_checks():
+    """Seconds spent inside the checks (every machine's :meth:`~eaglebook.solver.machine.Machine.certificate`)
+    while the block runs: a one-element list."""
+    from .machine import Machine
+    spent = [0.0]
+    f = Machine.certificate
+
+    def timed(self, *a, **kw):
+        t = time.perf_counter()
+        try:
+            return f(self, *a, **kw)
+        finally:
+            spent[0] += time.perf_counter() - t
+    Machine.certificate = timed
+    try:
+        yield spent
+    finally:
+        Machine.certificate = f
+
+
+def bench_batch(nb: int | None, n: int, d: int | None = None, *, kappa: float = 1e2, dtype=torch.float64,
+                threads: int = 1, repeats: int = 3, seed: int = 0) -> dict:
+    """The whole default ``solve`` of ``nb`` problems of d×n in one call (``nb=None``: one problem) against
+    the GEMM floor of its own iterations: L calls of :func:`~eaglebook.solver.update.directions` on the whole
+    batch (L the solve's iteration count), as :func:`bench_floor` does for one problem.
+
+    Interleaved ``repeats`` (floor, solve, floor, solve, …) after one warm-up solve; per repeat the ratio
+    whole/floor and the *certification share*, the seconds inside the checks over the whole solve; their
+    medians and spreads.  For context, in the same run: ``numpy.linalg.solve`` (square) or ``lstsq`` on the
+    same batch.  Goals (issue 34): ratio <= 1.2 for one n = 960 problem, <= 1.5 for the batches;
+    certification <= 10% of a solve."""
+    from collections import Counter
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    load0 = os.getloadavg() if hasattr(os, "getloadavg") else None
+    ctl = None
+    try:
+        try:
+            from threadpoolctl import threadpool_limits
+            ctl = threadpool_limits(threads)
+        except ImportError:
+            pass
+        A, B, C = batch_problem(nb, n, d, kappa=kappa, dtype=dtype, seed=seed)
+        first = solve(A, B, C)                        # warm-up, and the iteration count L
+        L = first.iterations
+        directions(A, B, C)
+        floors, wholes, ratios, shares, checks = [], [], [], [], []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for _ in range(L):
+                directions(A, B, C)
+            f = time.perf_counter() - t
+            with _timed_checks() as spent:
+                t = time.perf_counter()
+                r = solve(A, B, C)
+                w = time.perf_counter() - t
+            floors.append(f), wholes.append(w), ratios.append(w / f), shares.append(spent[0] / w)
+            checks.append(spent[0])
+        An, Bn = A.numpy(), B.numpy()
+        ctx = []
+        for _ in range(max(3, repeats)):
+            t = time.perf_counter()
+            if An.shape[-1] == An.shape[-2]:
+                np.linalg.solve(np.swapaxes(An, -1, -2), np.swapaxes(Bn, -1, -2))
+            elif nb is None:
+                np.linalg.lstsq(An.T, Bn.T, rcond=None)
+            else:
+                np.linalg.pinv(An)
+            ctx.append(time.perf_counter() - t)
+        statuses = Counter(np.asarray(r.statuses).reshape(-1).tolist()) if r.statuses is not None else {r.status: 1}
+        return {"instances": nb, "n": n, "d": d if d is not None else n, "kappa": kappa, "dtype": str(dtype),
+                "threads": threads, "repeats": repeats, "iterations": L, "status": r.status, "checks": r.checks,
+                "statuses": dict(statuses), "ratio": _spread(ratios), "certification_share": _spread(shares),
+                "whole_s": _spread(wholes), "floor_s": _spread(floors), "checks_s": _spread(checks),
+                "floor_per_iteration_s": float(statistics.median(floors)) / L,
+                "numpy_s": float(statistics.median(ctx)),
+                "numpy": "solve" if An.shape[-1] == An.shape[-2] else ("lstsq" if nb is None else "pinv"),
+                "load_average": {"before": list(load0) if load0 else None,
+                                 "after": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}}
+    finally:
+        if ctl is not None:
+            ctl.restore_original_limits()
+        torch.set_num_threads(old)
+
+
+def bench_batches(settings=("n960", "batch20", "batch50"), *, threads: int = 1, repeats: int = 3, seed: int = 0,
+                  sizes: dict | None = None) -> dict:
+    """:func:`bench_batch` for each of ``settings`` (keys of :data:`SETTINGS`; ``sizes`` may override them
+    with (instances, n, κ) triples, e.g. tiny ones in a test), in one run: setting → result."""
+    table = dict(SETTINGS, **(sizes or {}))
+    out = {}
+    for name in settings:
+        nb, n, kappa = table[name]
+        out[name] = bench_batch(nb, n, kappa=kappa, threads=threads, repeats=repeats, seed=seed)
+    return out
+
+
+def batch_summary(res: dict) -> str:
+    """:func:`bench_batches` as a few lines of text."""
+    lines = ["whole default solve / GEMM floor of its own iterations (interleaved repeats; median [min–max]); "
+             "certification share = time in the checks / whole solve"]
+    for name, r in res.items():
+        what = (f"1 problem {r['d']}×{r['n']}" if r["instances"] is None
+                else f"{r['instances']:,} problems {r['d']}×{r['n']}")
+        goal = 1.2 if r["instances"] is None else 1.5
+        q, c = r["ratio"], r["certification_share"]
+        lines.append(f"  {name}: {what}, κ = {r['kappa']:g}, {r['threads']} thread(s): {r['iterations']} iterations, "
+                     f"{r['checks']} check(s), {r['status']}")
+        lines.append(f"    ratio {q['median']:.2f} [{q['min']:.2f}–{q['max']:.2f}] (goal <= {goal}); certification "
+                     f"{100 * c['median']:.1f}% [{100 * c['min']:.1f}–{100 * c['max']:.1f}%] (goal <= 10%); "
+                     f"solve {r['whole_s']['median']:.3f} s, floor {r['floor_s']['median']:.3f} s "
+                     f"({1e3 * r['floor_per_iteration_s']:.2f} ms per iteration); numpy {r['numpy']} "
+                     f"{r['numpy_s']:.3f} s; {r['repeats']} repeats")
+    return "\n".join(lines)
+
+
 def summary(res: dict) -> str:
     """The benchmark as a few lines of text."""
     r = res["ratio"]
@@ -214,7 +358,7 @@ def summary(res: dict) -> str:
 def check_arguments(a=None, **kw) -> None:
     """``ValueError`` (one line, naming the option) unless the floor benchmark's arguments fit together: from
     parsed options ``a`` or from keywords (:func:`bench_floor`'s)."""
-    v = dict(n=a.n, d=a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
+    v = dict(n=a.n, d=a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats or 5, seed=a.seed,
              sketch_n=a.sketch_n, machines=a.machines) if a is not None else kw
     for name in ("n", "d", "threads", "repeats"):
         int_in(name, v[name], 1)
@@ -247,8 +391,12 @@ def main(argv=None) -> int:
         check_arguments(a)
     except ValueError as e:
         fail(p.prog, str(e))
-    print(summary(bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats, seed=a.seed,
-                              sketch_ns=a.sketch_n, machines=a.machines)))
+    if a.setting == "single":
+        print(summary(bench_floor(a.n, kappa=a.kappa, threads=a.threads or 1, repeats=a.repeats or 5, seed=a.seed,
+                                  sketch_ns=a.sketch_n, machines=a.machines)))
+    else:
+        names = tuple(SETTINGS) if a.setting == "all" else (a.setting,)
+        print(batch_summary(bench_batches(names, threads=a.threads or 1, repeats=a.repeats or 3, seed=a.seed)))
     return 0
 
 

@@ -13,11 +13,15 @@ x, so that x down to about p·u is visible) give β̂ ≈ max β: a direction st
 β̂ above the growth-adjusted cut-off thr = rcond·G_ℓ (G_ℓ the accumulated growth of small singular values,
 so a direction with s/σ_max = rcond at the start sits at thr now).  What the dropped directions (x <= thr) put
 into D is bounded by Cauchy–Schwarz with products only: (2.5γ + 1)·‖B_ℓ(I − G)‖_F·‖(I − G)A_ℓᵀC_ℓ‖_F/σ²
-(:func:`gemm_certificate`).  The finished completion uses A_ℓ^† = A_ℓᵀ/σ² on the conditioned directions:
-D_ℓ + B_ℓA_ℓᵀC_ℓ/σ².  The sketched and distributed regimes reach B A^† C only on consistent data (B in the
-row space of A) or for full column rank; that is certified by a *test column*: C gets one more column
-c = A g (g Gaussian) whose completion B A^† A g equals B g exactly when the data are consistent; the
-solver compares its D for that column with B g (:func:`test_column`, :func:`test_level`).
+(:func:`gemm_certificate`).  Small blocks (min(d, n) <= :data:`SMALL_CHECK`, the many small problems of a batch)
+form M once instead, from the Gram matrix of the smaller side, and iterate with two products with M per step: M's
+rounding error is O(p·u) in norm, the same order as that of each matrix-free product (X − A(AᵀX)/σ² carries an
+absolute error of about p·u), so x down to about p·u stays visible; MᵀM is never formed (that would square the
+errors and hide x below √u).  The finished completion uses A_ℓ^† = A_ℓᵀ/σ² on the conditioned directions: D_ℓ +
+B_ℓA_ℓᵀC_ℓ/σ².  The sketched and distributed regimes reach B A^† C only on consistent data (B in the row space of
+A) or for full column rank; that is certified by a *test column*: C gets one more column c = A g (g Gaussian)
+whose completion B A^† A g equals B g exactly when the data are consistent; the solver compares its D for that
+column with B g (:func:`test_column`, :func:`test_level`).
 
 ``"svd"``: one SVD of A_ℓ per check and one of A for the consistency (:func:`svd_check`,
 :func:`svd_consistency`), the exact version of the same quantities.  ``"none"``: no check (the change
@@ -34,9 +38,9 @@ import torch
 
 from .norms import fro, mul_pow2
 
-__all__ = ["CERTIFY", "CONDITIONED", "CHECK_STEPS", "CHECK_BLOCK", "Certificate", "gemm_certificate",
+__all__ = ["CERTIFY", "CONDITIONED", "CHECK_STEPS", "CHECK_BLOCK", "SMALL_CHECK", "Certificate", "gemm_certificate",
            "combine", "svd_check", "svd_consistency", "test_column", "test_level", "TEST_SEED", "refine_sigma",
-           "pack", "unpack", "FIELDS"]
+           "pack", "unpack", "FIELDS", "START_CHUNK"]
 
 CERTIFY = ("gemm", "svd", "none")
 #: A direction of A_ℓ counts as conditioned once s/σ_max >= this.
@@ -46,6 +50,9 @@ CONDITIONED = 0.5
 #: Kuczyński–Woźniakowski bound), so β̂ >= max β/4 for all practical purposes.
 CHECK_STEPS = 8
 CHECK_BLOCK = 4
+#: Blocks whose smaller side is at most this form M once (a few products of the small side's size) and
+#: iterate with two products with M per step instead of ten with A (see the module doc).
+SMALL_CHECK = 64
 #: The check's random start vectors and the test columns come from their own generators (seeded by this,
 #: the round and the machine), so that checking never changes the solver's own random stream.
 TEST_SEED = 0x7E57
@@ -69,11 +76,35 @@ def _flat(x: torch.Tensor) -> np.ndarray:
     return x.reshape(-1).to(torch.float64).cpu().numpy()
 
 
-def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: int = 0) -> torch.Tensor:
+#: The random start vectors of a check come in chunks of this many instances, each chunk from its own generator
+#: (the first from the check's own seed, so a batch of at most START_CHUNK instances draws exactly what one
+#: generator for the whole batch draws): a check of a few instances of a large batch draws only their chunks.
+START_CHUNK = 256
+
+
+def _start(seed: list, shape: tuple, rows) -> np.ndarray:
+    """Gaussian start vectors of ``shape`` (batch + (m, k)) for the check seeded by ``seed``.  Instance i (flat
+    index) takes its vectors from chunk c = i // START_CHUNK, drawn by the generator of ``seed`` (c = 0) or of
+    ``seed`` + [START_CHUNK, c] (c > 0) in C order.  ``rows``: the batch holds only these instances (flat indices) of a
+    larger one, and each gets what the whole batch would draw for it."""
+    mk = tuple(shape[-2:])
+    idx = np.arange(max(1, math.prod(shape[:-2]))) if rows is None else np.asarray(rows, dtype=np.int64)
+    out = np.empty((idx.size,) + mk)
+    chunk = idx // START_CHUNK
+    for c in np.unique(chunk):
+        sel = chunk == c
+        pos = idx[sel] - c * START_CHUNK
+        g = np.random.default_rng(seed if c == 0 else [*seed, START_CHUNK, int(c)])
+        out[sel] = g.standard_normal((int(pos.max()) + 1,) + mk)[pos]
+    return out.reshape(shape) if rows is None else out
+
+
+def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: int = 0, *, rows=None) -> torch.Tensor:
     """‖A‖₂ (batch + (1, 1)) by ``iters`` power iterations on A Aᵀ from the left vector ``u`` (warm: the
-    machine's own power vector), at least ‖A‖_F/√min(d, n)."""
+    machine's own power vector), at least ‖A‖_F/√min(d, n).  ``rows``: A holds these instances (flat indices)
+    of a larger batch (see :func:`gemm_certificate`)."""
     if u is None:
-        u = torch.as_tensor(np.random.default_rng([TEST_SEED, seed]).standard_normal(tuple(A.shape[:-2]) + (A.shape[-2], 1)),
+        u = torch.as_tensor(_start([TEST_SEED, seed], tuple(A.shape[:-2]) + (A.shape[-2], 1), rows),
                             dtype=A.dtype, device=A.device)
     tiny = torch.finfo(A.dtype).tiny
     for _ in range(iters):
@@ -84,14 +115,16 @@ def refine_sigma(A: torch.Tensor, u: torch.Tensor | None, iters: int = 3, seed: 
 
 
 def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: float, *, key=(0, 0),
-                     finish: bool = True):
+                     finish: bool = True, rows=None):
     """The factorisation-free check of one machine's stored blocks A (…, d, n), B (…, d', n) and the current
     C (…, d, n'); ``kA``, ``kB`` their power-of-two exponents, ``sigma`` ≈ ‖A‖₂ (batch + (1, 1)),
     ``log_growth`` the accumulated log growth of small singular values (batch + (1, 1)).
 
     Returns ``(Certificate, fin)``: ``fin`` the finishing increment 2^{kA−kB}·B Aᵀ C/σ² of D (None unless
     ``finish``).  Only products with A and Aᵀ: about 10·CHECK_STEPS + 8 passes over A with at most
-    CHECK_BLOCK vectors; see the module doc."""
+    CHECK_BLOCK vectors; see the module doc.  ``rows``: the blocks are those of these instances (flat indices)
+    of a larger batch, checked alone; each gets the random start the whole batch would give it, so the answer
+    per instance is the one a check of the whole batch gives."""
     dtype, device = A.dtype, A.device
     batch = tuple(A.shape[:-2])
     d, n = A.shape[-2:]
@@ -101,11 +134,29 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
     s2 = s * s
     left = d < n                      # iterate on the smaller side (the singular values are the same)
     dim = d if left else n
-    g = np.random.default_rng([TEST_SEED, *key])
-    V = torch.as_tensor(g.standard_normal(batch + (dim, CHECK_BLOCK)), dtype=dtype, device=device)
+    V = torch.as_tensor(_start([TEST_SEED, *key], batch + (dim, CHECK_BLOCK), rows), dtype=dtype, device=device)
     tiny = torch.finfo(dtype).tiny
 
-    if left:     # M_L = (I − A Aᵀ/σ²)² A/σ; M_L M_Lᵀ on d-vectors
+    if dim <= SMALL_CHECK:   # small blocks: form M (d×n) once, then two products with it per step
+        Ah = A / s                                                # Â = A/σ
+        X, Y = (Ah, Ah.mT) if left else (Ah.mT, Ah)
+        eye = torch.eye(dim, dtype=dtype, device=device)
+        P = torch.baddbmm(eye, X.reshape(-1, dim, X.shape[-1]), Y.reshape(-1, Y.shape[-2], dim), alpha=-1)
+        P = P.reshape(batch + (dim, dim))                         # I − G, G = ÂÂᵀ or ÂᵀÂ
+        P2 = P @ P
+        M = P2 @ Ah if left else Ah @ P2            # M_L = (I − AAᵀ/σ²)²A/σ, or M = A(I − AᵀA/σ²)²/σ
+        Mt = M.mT
+
+        def cnorm(X):                 # column norms (the blocks are small: one fused pass)
+            return torch.sqrt((X * X).sum(-2))
+
+        def apply(X):                 # M_L M_Lᵀ X (or Mᵀ M X) and ‖M_Lᵀ X‖ (or ‖M X‖) per column
+            Y = (Mt if left else M) @ X
+            return (M if left else Mt) @ Y, cnorm(Y)
+
+        def xnorm(X):
+            return cnorm((Ah.mT if left else Ah) @ X)
+    elif left:   # M_L = (I − A Aᵀ/σ²)² A/σ; M_L M_Lᵀ on d-vectors
         def proj(X):
             X = X - A @ (A.mT @ X) / s2
             return X - A @ (A.mT @ X) / s2
@@ -128,11 +179,15 @@ def gemm_certificate(A, B, C, kA, kB, sigma, log_growth, rcond: float, gamma: fl
         def xnorm(X):
             return torch.linalg.vector_norm(A @ X, dim=-2) / s[..., 0]
 
-    V = V / torch.linalg.vector_norm(V, dim=-2, keepdim=True).clamp_min(tiny)
+    if dim <= SMALL_CHECK:
+        norm = lambda X: cnorm(X)[..., None, :]                                  # noqa: E731
+    else:
+        norm = lambda X: torch.linalg.vector_norm(X, dim=-2, keepdim=True)       # noqa: E731
+    V = V / norm(V).clamp_min(tiny)
     beta = None
     for _ in range(CHECK_STEPS):
         W, beta = apply(V)                        # beta: ‖M v‖ for the unit columns v of V
-        V = W / torch.linalg.vector_norm(W, dim=-2, keepdim=True).clamp_min(tiny)
+        V = W / norm(W).clamp_min(tiny)
     best = beta.argmax(-1, keepdim=True)           # the column with the largest β estimate
     beta_hat = beta.gather(-1, best)[..., 0]       # batch
     Vb = torch.gather(V, -1, best[..., None, :].expand(*batch, dim, 1))

@@ -50,8 +50,9 @@ class Transport:
     machines over all machines; ``gather(items)`` returns every machine's item (a tuple of tensors), in
     machine order; ``bytes_sent()`` the TCP bytes this process has sent so far (None where not measurable)."""
 
-    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None):
+    def __init__(self, reduce: Callable, gather: Callable, bytes_sent: Callable | None = None, local: bool = False):
         self.reduce, self.gather, self.bytes_sent = reduce, gather, bytes_sent
+        self.local = local      # every machine in this process, the reduction a plain sum
         self.collectives = 0
         self.gathers = 0
         self.gather_bytes = 0
@@ -69,7 +70,7 @@ class Transport:
 
 def local_transport() -> Transport:
     """All machines in this process: the reduction is a plain sum, the gather the list itself."""
-    return Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items))
+    return Transport(lambda bufs: torch.stack(bufs).sum(0), lambda items: list(items), local=True)
 
 
 def header_floats(machines: int, batch: int = 1) -> int:
@@ -138,6 +139,20 @@ def rounds(machines: list, C, D, transport: Transport, *, world: int, first: int
         noise = ([torch.as_tensor(rng.standard_normal(batch + (d, 1)), dtype=dtype, device=device)
                   for _ in range(world)] if o.rho == "power" and ell > 0 else None)
         is_frozen = bool(frozen()) if frozen is not None else False
+        if world == 1 and transport.local:    # one machine in this process: no buffer to pack and reduce
+            m = machines[0]
+            s = m.step(C, D, ell, noise=noise[0] if noise else None, sketch=m.sketch if o.sketch is not None else None,
+                       frozen=is_frozen)
+            _sync(device)
+            t1 = time.perf_counter()
+            progress(2 * ell + 1)
+            transport.collectives += 1
+            x_max = s.x.to(dtype).reshape(batch + (1, 1))
+            lA_max = s.lA.to(dtype).reshape(batch + (1, 1))
+            C, D = C + s.dC.view_as(C), D + s.dD.view_as(D)
+            ell += 1
+            yield Round(ell, C, D, x_max, lA_max, cols, float(s.cond), t1 - t0, 0.0, 0)
+            continue
         for j, (m, buf) in enumerate(zip(machines, bufs)):
             g = first + j
             s = m.step(C, D, ell, noise=noise[g] if noise else None, sketch=m.sketch if o.sketch is not None else None,
@@ -314,16 +329,26 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
                                     cols=rnd.cols.cpu().numpy() if rnd.cols is not None else None)
         D_fin = Du
         if trig:
-            if certify == "gemm":
-                buf = [torch.zeros(len(FIELDS) * world * nb, dtype=torch.float64, device=device) for _ in machines]
+            if certify == "gemm":   # only the instances that asked (every process has the same list)
+                rows = np.unique(np.fromiter((i for i, _ in trig), dtype=np.int64, count=len(trig)))
+                part = rows if rows.size < nb else None
+                kk = rows.size
+                buf = [torch.zeros(len(FIELDS) * world * kk, dtype=torch.float64, device=device) for _ in machines]
                 fins = []
                 for j, m in enumerate(machines):
-                    cert, fin = m.certificate(Cu, rc, key=(ell, first + j), finish=world == 1)
+                    cert, fin = m.certificate(Cu, rc, key=(ell, first + j), finish=world == 1, rows=part)
                     pack(cert, first + j, world, buf[j])
                     fins.append(fin)
-                cert = combine(unpack(transport.sum(buf), world, nb), world)
-                if world == 1:
+                cert = combine(unpack(transport.sum(buf), world, kk), world)
+                if part is not None:    # the others: nothing to wait for, nothing dropped (not read)
+                    full = Certificate(np.ones(nb), np.zeros(nb), np.zeros(nb))
+                    full.wait[rows], full.err[rows], full.near[rows] = cert.wait, cert.err, cert.near
+                    cert = full
+                if world == 1 and part is None:
                     D_fin = Du + fins[0]
+                elif world == 1:
+                    D_fin = Du.clone()
+                    flat(D_fin)[torch.as_tensor(rows, device=device)] += fins[0]
             elif certify == "svd":
                 blocks = transport.collect([(m.A, m.B, m.kA, m.kB) for m in machines])
                 cert, Dc = svd_check([b[0].to(device) for b in blocks], [b[1].to(device) for b in blocks], Cu, Du,
@@ -341,10 +366,11 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
             if central and resolved and (purify or want_rank):
                 _separated(machines[0], rule, trig, resolved, cert, rc, C, purify, want_rank, ranks, purified)
         source = {"cur": flat(Du), "prev": flat(D_prev), "fin": flat(D_fin)}
-        for i in rule.write(flat(Dout), finish, source):   # a finished instance stops changing
+        ended = rule.write(flat(Dout), finish, source)
+        if ended:                                          # a finished instance stops changing
             for m in machines:
-                m.freeze_instance(i)
-            flat(rnd.C)[i] = 0
+                m.freeze_instances(ended)
+            flat(rnd.C)[torch.as_tensor(np.asarray(ended, dtype=np.int64), device=device)] = 0
         t_round.append(time.perf_counter() - t_start)
         t_start = time.perf_counter()
         if rule.done.all() or ell >= max_iter:

@@ -146,7 +146,7 @@ class Machine:
         return pow2_factor(self.kA - self.kB, self.A.dtype) if self.opts.rescale else 1.0
 
     # ------------------------------------------------------------------ the round
-    def _rho(self, At, G, side, iters, noise):
+    def _rho(self, At, G, side, iters, noise, trace=None):
         o = self.opts
         if o.freeze_tol is not None and o.rho == "exact":   # one SVD for ρ and the conditioning vote
             s = torch.linalg.svdvals(At)
@@ -155,7 +155,7 @@ class Machine:
         else:
             if noise is not None and o.rho == "power":
                 self.u = kick(self.u, noise)
-            sigma, self.u = spectral_norm(At, o.rho, self.u, iters, gram=G, side=side)
+            sigma, self.u = spectral_norm(At, o.rho, self.u, iters, gram=G, side=side, trace=trace)
             if o.freeze_tol is not None:
                 self.cond = self._conditioned(torch.linalg.svdvals(At))
         margin = POWER_MARGIN if o.rho == "power" else 1.0
@@ -174,7 +174,9 @@ class Machine:
         else:
             G = side = None
             fa2 = self.colsq[0].sum(-1)[..., None, None] if self.colsq is not None else fro(self.A) ** 2
+        G0 = G
         lA, G = self._rescale(fa2, G)
+        trace = fa2 if (G is G0 and G is not None) else None      # G's trace, unless it was rescaled
         if cols is not None:
             At = self.A[..., cols]
             G, side = gram(At)
@@ -183,7 +185,8 @@ class Machine:
             G, side = gram(At)
         else:
             At = self.A
-        rho, sigma = self._rho(At, G, side, o.power_iters if ell > 0 else 2 * o.power_iters, noise)
+        rho, sigma = self._rho(At, G, side, o.power_iters if ell > 0 else 2 * o.power_iters, noise,
+                               trace if cols is None and S is None else None)
         A2, B2, dC, dD = step(self.A, self.B, C, D, o.eta * rho, o.gamma * rho, cols=cols, S=S,
                               d_scale=self.d_scale(), G=G)
         self.A, self.B = A2, B2
@@ -221,16 +224,33 @@ class Machine:
 
     def freeze_instance(self, i: int) -> None:
         """Batch member ``i`` (flat index) has finished: zero its blocks, so that it stops changing."""
+        self.freeze_instances([i])
+
+    def freeze_instances(self, rows) -> None:
+        """Batch members ``rows`` (flat indices) have finished: zero their blocks (one indexed write each)."""
+        if len(rows) == 0:
+            return
         nb = max(1, math.prod(self.A.shape[:-2]))
+        idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=self.A.device)
         for X in (self.A, self.B):
-            X.reshape((nb,) + tuple(X.shape[-2:]))[i] = 0
+            X.reshape((nb,) + tuple(X.shape[-2:]))[idx] = 0
         if self.colsq is not None:
             for c in self.colsq:
-                c.reshape(nb, -1)[i] = 0
+                c.reshape(nb, -1)[idx] = 0
 
     # ------------------------------------------------------------------ the check
-    def certificate(self, C, rcond: float, *, key=(0, 0), finish: bool = True):
-        """This machine's share of a check on its current blocks (:func:`eaglebook.solver.certify.gemm_certificate`)."""
-        sigma = refine_sigma(self.A, self.u, seed=key[0])
-        return gemm_certificate(self.A, self.B, C, self.kA, self.kB, sigma, self.log_growth, rcond,
-                                self.opts.gamma, key=key, finish=finish)
+    def certificate(self, C, rcond: float, *, key=(0, 0), finish: bool = True, rows=None):
+        """This machine's share of a check on its current blocks (:func:`eaglebook.solver.certify.gemm_certificate`).
+        ``rows``: check only these instances (flat indices) of the batch; the certificate and the finishing
+        increment then hold those instances, in that order, and equal what a check of the whole batch gives them."""
+        if rows is None:
+            sigma = refine_sigma(self.A, self.u, seed=key[0])
+            return gemm_certificate(self.A, self.B, C, self.kA, self.kB, sigma, self.log_growth, rcond,
+                                    self.opts.gamma, key=key, finish=finish)
+        nb = max(1, math.prod(self.A.shape[:-2]))
+        idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=self.A.device)
+        pick = lambda X: X.reshape((nb,) + tuple(X.shape[-2:]))[idx]   # noqa: E731
+        A = pick(self.A)
+        sigma = refine_sigma(A, pick(self.u) if self.u is not None else None, seed=key[0], rows=rows)
+        return gemm_certificate(A, pick(self.B), pick(C), pick(self.kA), pick(self.kB), sigma, pick(self.log_growth),
+                                rcond, self.opts.gamma, key=key, finish=finish, rows=rows)

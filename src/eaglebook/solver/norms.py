@@ -92,27 +92,32 @@ def kick(u: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
 
 
 def power_norm(At: torch.Tensor, u: torch.Tensor, iters: int, *, gram: torch.Tensor | None = None,
-               side: str = "left"):
+               side: str = "left", trace: torch.Tensor | None = None):
     """``iters`` power iterations on Ã Ãᵀ from the left vector ``u`` (batch + (d, 1)); returns
     (σ̂, u) with σ̂ = max(‖Ãᵀu‖, ‖Ã‖_F/√min(d, r)), a lower bound of ‖Ã‖₂ (batch + (1, 1)), and the new,
     normalised left vector.
 
     ``gram`` may be Ã Ãᵀ (d×d, ``side="left"``) or Ãᵀ Ã (r×r, ``side="right"``), already formed by the
     caller: the iterations then run on it (one pass over the Gram matrix each instead of two over Ã),
-    with the same iterates in exact arithmetic."""
+    with the same iterates in exact arithmetic.  ``trace``: the Gram matrix's trace ‖Ã‖_F² (batch + (1, 1)),
+    when the caller has it already."""
     tiny = torch.finfo(At.dtype).tiny
     d, r = At.shape[-2:]
     if gram is not None and side == "right":      # the right Gram K = ÃᵀÃ: iterate w = Ãᵀu
-        w = At.mT @ u
+        # a batch iterates on rows, wᵀ = uᵀÃ and (K w)ᵀ = wᵀK (K is symmetric): the same iteration, whose
+        # batched products with one row run 1.5–2× faster than with one column (10,000 of 20×20, 2,000 of 50×50)
+        rows = At.ndim > 2
+        ax = -1 if rows else -2
+        w = u.mT @ At if rows else At.mT @ u
         q = None
         for _ in range(iters):
-            Kw = gram @ w
-            q = torch.sqrt((w * Kw).sum(-2, keepdim=True).clamp_min(0)).clamp_min(tiny)   # ‖Ã w‖
+            Kw = w @ gram if rows else gram @ w
+            q = torch.sqrt((w * Kw).sum(ax, keepdim=True).clamp_min(0)).clamp_min(tiny)   # ‖Ã w‖
             w_prev, w = w, Kw / q
-        s = torch.linalg.vector_norm(w, dim=-2, keepdim=True)
-        u_new = At @ w_prev / q                                    # the left vector u = Ã w/‖Ã w‖
+        s = torch.linalg.vector_norm(w, dim=ax, keepdim=True)
+        u_new = (w_prev @ At.mT).mT / q if rows else At @ w_prev / q   # the left vector u = Ã w/‖Ã w‖
         u = torch.where(s > 0, u_new, u)                           # Ã ⊥ u (e.g. a zero Ã): keep the old vector
-        tr = torch.diagonal(gram, dim1=-2, dim2=-1).sum(-1)[..., None, None]
+        tr = torch.diagonal(gram, dim1=-2, dim2=-1).sum(-1)[..., None, None] if trace is None else trace
     else:
         E = gram
         for _ in range(iters):
@@ -121,7 +126,7 @@ def power_norm(At: torch.Tensor, u: torch.Tensor, iters: int, *, gram: torch.Ten
             u = torch.where(nv > 0, v / nv.clamp_min(tiny), u)      # Ã ⊥ u (e.g. a zero Ã): keep the old vector
         if E is not None:
             s = torch.sqrt((u * (E @ u)).sum(-2, keepdim=True).clamp_min(0))
-            tr = torch.diagonal(E, dim1=-2, dim2=-1).sum(-1)[..., None, None]
+            tr = torch.diagonal(E, dim1=-2, dim2=-1).sum(-1)[..., None, None] if trace is None else trace
         else:
             s = torch.linalg.vector_norm(At.mT @ u, dim=-2, keepdim=True)
             tr = fro(At) ** 2
@@ -153,7 +158,8 @@ def check_rho_value(s, At: torch.Tensor) -> torch.Tensor:
 
 
 def spectral_norm(At: torch.Tensor, method: str | Callable = "power", u: torch.Tensor | None = None,
-                  iters: int = 5, *, gram: torch.Tensor | None = None, side: str = "left", seed=0):
+                  iters: int = 5, *, gram: torch.Tensor | None = None, side: str = "left", seed=0,
+                  trace: torch.Tensor | None = None):
     """‖Ã‖₂ of ``At`` (…, d, r) as batch + (1, 1), and the power vector; ``method``:
 
     * ``"exact"``: ``torch.linalg.matrix_norm(ord=2)`` (an SVD);
@@ -175,7 +181,7 @@ def spectral_norm(At: torch.Tensor, method: str | Callable = "power", u: torch.T
         g = np.random.default_rng(seed)
         u = torch.as_tensor(g.standard_normal(tuple(At.shape[:-2]) + (At.shape[-2], 1)), dtype=At.dtype,
                             device=At.device)
-    return power_norm(At, u, iters, gram=gram, side=side)
+    return power_norm(At, u, iters, gram=gram, side=side, trace=trace if gram is not None else None)
 
 
 def growth_log(x: torch.Tensor) -> torch.Tensor:

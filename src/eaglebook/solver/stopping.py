@@ -29,10 +29,10 @@ The rule (see :class:`eaglebook.solver.Result` for what each status means to a u
 
 from __future__ import annotations
 
-import collections
 import math
 
 import numpy as np
+import torch
 
 from .norms import MONOTONE_GROWTH
 
@@ -83,8 +83,11 @@ class StopRule:
         self.falling = np.zeros(nb, np.int64)   # distributed: consecutive UPDATEs with a smaller D change than the last
         self.fd_last = np.full(nb, math.inf)
         self.stall_window = STALL_WINDOW * (1 if machines == 1 else 6)
-        self.hist = [collections.deque(maxlen=2 * (window if sketched else DIST_WINDOW)) for _ in range(nb)]
-        self.covered = [np.zeros(n, bool) for _ in range(nb)]
+        # the last 2W D changes per instance (newest last; ``hist_len`` of them are real), for the geometric tail
+        width = 2 * (window if sketched else DIST_WINDOW) if (sketched or machines > 1) else 0
+        self.hist = np.zeros((nb, width))
+        self.hist_len = np.zeros(nb, np.int64)
+        self.covered = np.zeros((nb, n if sketched else 0), bool)
         self.lost = np.zeros(nb, bool)
         self.log_growth = np.zeros(nb)          # Σ over the UPDATEs of the log growth of s/σ_max
         self.C0log = self.A0log = None
@@ -115,57 +118,97 @@ class StopRule:
         self.reordered |= g_now > MONOTONE_GROWTH + 1e-9
         self.lost |= np.asarray(annihilates, bool)
         tol, atol_f = self.tol, self.atol_f
+        fd, nD = np.asarray(fd, dtype=np.float64), np.asarray(nD, dtype=np.float64)
+        lC, lA = np.asarray(lC, dtype=np.float64), np.asarray(lA, dtype=np.float64)
+        finite = np.asarray(finite, bool)
         with np.errstate(invalid="ignore", divide="ignore"):
             rel_d = np.where(nD > 0, fd / np.where(nD > 0, nD, 1.0), np.where(fd > 0, math.inf, 0.0))
         self.rel_d = rel_d
+        # one pass over the running instances at once (the same decisions, instance by instance, as a loop)
+        running = ~self.done
+        bad = running & ~finite
+        self.status[bad], self.done[bad] = "non_finite", True
+        with np.errstate(invalid="ignore"):   # ‖C_ℓ‖, ‖A_ℓ‖ grew 4×: ρ is too large
+            grown = running & finite & ((lC > self.C0log + 2) | (lA > self.A0log + 2))
+        self.status[grown], self.done[grown], self.level[grown] = "diverged", True, rel_d[grown]
+        act = running & finite & ~grown
+        bound = atol_f + tol * nD
+        cheap = fd <= bound
+        if self.machines > 1:       # no exact finish here: the changes still to come must be small too
+            self._push(act, fd)
+            cheap = cheap & (self._tail(DIST_WINDOW) <= bound)
+        self.streak[act] = np.where(cheap[act], self.streak[act] + 1, 0)
+        if self.sketched:          # which columns the current run of small changes has drawn
+            self.covered[act & ~cheap] = False
+            on = act & cheap
+            if cols is not None:
+                rows = np.flatnonzero(on)
+                self.covered[np.ix_(rows, np.asarray(cols).reshape(-1))] = True
+            else:                  # Haar sketches touch every column
+                self.covered[on] = (self.streak[on] >= self.window)[:, None]
+        if self.machines > 1:   # a slow but steady decrease (rate 1 − O(α) per round) is progress, not a stall
+            self.falling[act] = np.where(fd[act] < self.fd_last[act], self.falling[act] + 1, 0)
+            self.fd_last[act] = fd[act]
+        go = act & (ell >= self.hold)
+        with np.errstate(invalid="ignore"):
+            new_min = go & ((rel_d < 0.9 * self.dmin) | (self.falling >= self.stall_window // 2))
+        self.dmin[new_min], self.dmin_at[new_min] = rel_d[new_min], ell
+        self.falling[new_min] = 0
         finish, trig = {}, []
-        for i in np.flatnonzero(~self.done):
-            if not finite[i]:
-                self.status[i], self.done[i] = "non_finite", True
-                finish[i] = "cur"
-                continue
-            if lC[i] > self.C0log[i] + 2 or lA[i] > self.A0log[i] + 2:   # ‖C_ℓ‖, ‖A_ℓ‖ grew 4×: ρ is too large
-                self.status[i], self.done[i], self.level[i] = "diverged", True, rel_d[i]
-                finish[i] = "prev"
-                continue
-            cheap = fd[i] <= atol_f[i] + tol * nD[i]
-            if self.machines > 1:       # no exact finish here: the changes still to come must be small too
-                self.hist[i].append(fd[i])
-                cheap = cheap and geometric_tail(self.hist[i], DIST_WINDOW) <= atol_f[i] + tol * nD[i]
-            self.streak[i] = self.streak[i] + 1 if cheap else 0
-            if self.sketched:          # which columns the current run of small changes has drawn
-                if not cheap:
-                    self.covered[i][:] = False
-                elif cols is not None:
-                    self.covered[i][cols] = True
-                else:
-                    self.covered[i][:] = self.streak[i] >= self.window     # Haar sketches touch every column
-            if self.machines > 1:   # a slow but steady decrease (rate 1 − O(α) per round) is progress, not a stall
-                self.falling[i] = self.falling[i] + 1 if fd[i] < self.fd_last[i] else 0
-                self.fd_last[i] = fd[i]
-            if ell < self.hold[i]:
-                continue
-            if rel_d[i] < 0.9 * self.dmin[i] or self.falling[i] >= self.stall_window // 2:
-                self.dmin[i], self.dmin_at[i] = rel_d[i], ell
-                self.falling[i] = 0
-            if self.sketched:
-                self.hist[i].append(fd[i])
-                if (self.streak[i] >= self.window and (self.covered[i].all() or not self.redraw)
-                        and geometric_tail(self.hist[i], self.window) <= tol * nD[i] + atol_f[i]):
-                    self.done[i], self.level[i] = True, rel_d[i]
-                    self.status[i] = "converged" if self.redraw else "fixed_sketch"
-                    finish[i] = "cur"
-            elif self.cut_log is not None and self.log_growth[i] >= self.cut_log and not self.reordered[i]:
-                trig.append((i, "cut"))       # directions at the cut-off are conditioned: those below come next
-            elif cheap:
-                trig.append((i, "rule"))
-            elif rel_d[i] > 4 * self.dmin[i] and self.dmin_at[i] >= 1:
-                trig.append((i, "regrow"))
-            elif ell - self.dmin_at[i] >= self.stall_window:
-                trig.append((i, "stall"))
+        if self.sketched:
+            self._push(go, fd)
+            with np.errstate(invalid="ignore"):
+                conv = (go & (self.streak >= self.window) & (self.covered.all(-1) | (not self.redraw))
+                        & (self._tail(self.window) <= bound))
+            self.done[conv], self.level[conv] = True, rel_d[conv]
+            self.status[conv] = "converged" if self.redraw else "fixed_sketch"
+            ends = [(bad, "cur"), (grown, "prev"), (conv, "cur")]
+        else:
+            ends = [(bad, "cur"), (grown, "prev")]
+            rest = go.copy()
+            why = np.full(self.nb, "", dtype=object)
+            if self.cut_log is not None:   # directions at the cut-off are conditioned: those below come next
+                cut = rest & (self.log_growth >= self.cut_log) & ~self.reordered
+                why[cut], rest = "cut", rest & ~cut
+            rule = rest & cheap
+            why[rule], rest = "rule", rest & ~cheap
+            with np.errstate(invalid="ignore"):
+                regrow = rest & (rel_d > 4 * self.dmin) & (self.dmin_at >= 1)
+            why[regrow], rest = "regrow", rest & ~regrow
+            why[rest & (ell - self.dmin_at >= self.stall_window)] = "stall"
+            trig = [(i, why[i]) for i in np.flatnonzero(why != "")]
+        for mask, src in ends:
+            for i in np.flatnonzero(mask):
+                finish[i] = src
+        finish = dict(sorted(finish.items()))
         if trig:
             self.checks += 1
         return finish, trig
+
+    def _push(self, rows, fd) -> None:
+        """Append this round's D change to the history of the instances ``rows`` (a mask)."""
+        if self.hist.shape[1] == 0 or not rows.any():
+            return
+        h = self.hist[rows]
+        h[:, :-1] = h[:, 1:]
+        h[:, -1] = fd[rows]
+        self.hist[rows] = h
+        self.hist_len[rows] = np.minimum(self.hist_len[rows] + 1, self.hist.shape[1])
+
+    def _tail(self, W: int):
+        """:func:`geometric_tail` of every instance's history (inf where it holds fewer than 2W changes)."""
+        L = self.hist.shape[1]
+        first = L - self.hist_len                       # the oldest real entry
+        j = np.arange(L)
+        old = (j >= first[:, None]) & (j < first[:, None] + W)
+        new = j >= first[:, None] + W
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            h_new = np.where(new, self.hist, -math.inf).max(-1, initial=-math.inf)
+            h_old = np.where(old, self.hist, -math.inf).max(-1, initial=-math.inf)
+            ratio = np.where(h_old > 0, h_new / np.where(h_old > 0, h_old, 1.0), math.inf)
+            out = np.where(ratio < 1, W * h_new / np.where(ratio < 1, 1 - ratio, 1.0), math.inf)
+        out = np.where(h_new == 0, 0.0, out)
+        return np.where(self.hist_len < 2 * W, math.inf, out)
 
     def resolve(self, ell: int, trig, wait, rel) -> dict:
         """Act on the check of round ``ell``: ``wait`` (per instance) is the growth factor the directions still
@@ -223,14 +266,20 @@ class StopRule:
         """Write each finished instance's D into ``out`` (a flat batch view): ``finish`` maps an instance to
         the key of ``source`` (flat views of the candidate D's) its D comes from.  Returns the finished
         instances, which the caller freezes."""
+        by = {}
         for i, src in finish.items():
-            out[i] = source[src][i]
+            by.setdefault(src, []).append(i)
+        for src, rows in by.items():     # one indexed copy per source
+            idx = torch.as_tensor(np.asarray(rows, dtype=np.int64), device=out.device)
+            out[idx] = source[src][idx]
         return list(finish)
 
     def fill(self, out, D) -> None:
         """After the last round: every instance still running returns the last D (flat batch views)."""
-        for i in np.flatnonzero(~self.done):
-            out[i] = D[i]
+        rows = np.flatnonzero(~self.done)
+        if rows.size:
+            idx = torch.as_tensor(rows, device=out.device)
+            out[idx] = D[idx]
 
     def out_of_range(self, maxabs, finfo, log2_scale=0) -> None:
         """A ``converged`` instance whose largest |D| entry (``maxabs`` per instance, times 2**``log2_scale``
@@ -257,6 +306,5 @@ class StopRule:
 
     def growth_tensor(self, like):
         """The accumulated log growth as a float64 tensor of shape batch + (1, 1) (for the checks)."""
-        import torch
         batch = tuple(like.shape[:-2])
         return torch.as_tensor(self.log_growth, dtype=torch.float64, device=like.device).reshape(batch + (1, 1))
