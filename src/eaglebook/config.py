@@ -258,6 +258,10 @@ class BenchSizes:
     # (e) batches of small square problems (count, n) at κ = 1e2: EAGLE's batched solve beside batched LU and
     # batched least squares, the paper's own setting of many small prompts at once
     grid_batches: tuple[tuple[int, int], ...] = ((10_000, 20), (2_000, 50))
+    # (e) the whole default solve against the GEMM floor of its own iterations, with the certification share
+    # (eaglebook.solver.bench.bench_batches): (name, instances or None for one problem, n = d, κ)
+    grid_floor: tuple[tuple, ...] = (("one n = 960 problem", None, 960, 1e4), ("10,000 of 20×20", 10_000, 20, 1e2),
+                                     ("2,000 of 50×50", 2_000, 50, 1e2))
 
 
 @dataclass(frozen=True)
@@ -359,7 +363,9 @@ def _ci() -> Profile:
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
                                     ablation_instances=4, grid_points=5, grid_ns=(32, 64, 128), grid_tall_ns=(16, 32),
                                     grid_kappa_n=64, grid_precision_n=64, grid_time_limit=5.0,
-                                    grid_batches=((200, 8), (50, 16))))
+                                    grid_batches=((200, 8), (50, 16)),
+                                    grid_floor=(("one n = 64 problem", None, 64, 1e4), ("500 of 20×20", 500, 20, 1e2),
+                                                ("100 of 50×50", 100, 50, 1e2))))
 
 
 # ---------------------------------------------------------------------------------------------- knobs

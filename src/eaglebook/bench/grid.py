@@ -14,6 +14,8 @@ as the reference):
   method's time to the target;
 * ``precision``: float64 against float32 at n = ``grid_precision_n``, κ = 1e2, both to the same target 1e-4;
 * ``threads``: one thread against all cores (``os.cpu_count()``) at n = ``grid_precision_n``, κ = 1e4;
+* ``batch_floor``: the whole default solve against the GEMM floor of its own iterations for ``grid_floor``
+  (one large problem, batches of small ones), with the certification share (the time in its checks);
 * ``batched``: batches of small square problems (``grid_batches``: count × n, κ = 1e2), the paper's own
   setting of many small prompts at once: EAGLE's batched solve beside batched LU (``numpy.linalg.solve``) and
   batched least squares (``torch.linalg.lstsq``, driver gelsd), each one call for the whole batch, timed
@@ -337,6 +339,7 @@ def grid(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     out["threads"] = thr
     out["floors"] = floors(S, rng, seed, progress=progress)
     out["batched"] = batched(S, rng, seed, progress=progress)
+    out["batch_floor"] = batch_floor(S, seed)
     out["decision"] = decision_rows(out)
     return out
 
@@ -390,6 +393,15 @@ def batched(S: config.BenchSizes, rng, seed: int = 0, progress: bool = False) ->
         row.update(compare(runs))
         rows.append(row)
     return dict(rows=rows, methods=list(BATCHED))
+
+
+def batch_floor(S: config.BenchSizes, seed: int = 0) -> dict:
+    """The ``batch_floor`` job: for each of ``grid_floor`` (one large problem, batches of small ones) the whole
+    default solve against the GEMM floor of its own iterations, interleaved (``grid_repeats``), with the share
+    of the solve spent in its checks (:func:`eaglebook.solver.bench.bench_batches`): name → result."""
+    from ..solver import bench as sb
+    sizes = {name: (nb, n, kappa) for name, nb, n, kappa in S.grid_floor}
+    return sb.bench_batches(tuple(sizes), threads=1, repeats=S.grid_repeats, seed=seed, sizes=sizes)
 
 
 def unpaired(a: dict | None, b: dict | None, la: str, lb: str) -> dict | None:
@@ -450,4 +462,4 @@ def describe(row: dict) -> str:
     return f"{row['fastest']}, by {m['median']:.2g}× ({m['lo']:.2g}–{m['hi']:.2g}) over {row['runner_up']}"
 
 
-__all__ = ["grid", "measure", "floors", "floor_of", "batched", "BATCHED", "kind", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
+__all__ = ["grid", "measure", "floors", "floor_of", "batched", "batch_floor", "BATCHED", "kind", "unpaired", "compare", "slope", "flop_model", "decision_rows", "describe", "SQUARE", "RECTANGULAR"]
