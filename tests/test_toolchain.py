@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -231,3 +232,15 @@ def test_bookkeeping_measure_counts_a_planted_chapter(tmp_path):
     r = bk.measure(ch)
     assert (r["code"], r["bookkeeping"], r["declare"], r["glue"], r["eval"], r["markdown"]) == (6, 5, 1, 1, 1, 1)
     assert r["prose"] == 2 and r["long_cells"] == 0
+
+
+def test_build_progress_prints_a_line_per_page_in_a_real_sphinx_build(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "conf.py").write_text('extensions = ["myst_parser", "eaglebook._toolchain.build_progress"]\n'
+                                      'root_doc = "book/a"\n')
+    (tmp_path / "book" / "a.md").write_text("# A\n\ntext\n")
+    r = subprocess.run([str(Path(sys.executable).parent / "sphinx-build"), "-q", "-b", "html", ".", "_out"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "[book] a: reading" in r.stderr and re.search(r"^\[book\] a: \d", r.stderr, re.M), r.stderr
+    assert "[book] 1 pages read in" in r.stderr

@@ -118,7 +118,7 @@ def choose_regime(knobs: Sequence[str], regime: str | None = None) -> str:
         except ValueError as e:
             raise StudyError(str(e).replace("argument ", "--", 1)) from None
         for k, readers in specific.items():
-            if regime not in readers:
+            if k not in regimes.get(regime).uses:
                 raise StudyError(f"knob {k} is not read by the {regime} regime (only by {' and '.join(readers)}): "
                                  f"pass --regime {readers[0]} or leave {k} out")
         return regime

@@ -12,6 +12,7 @@ lines go to stderr, unbuffered, whatever Sphinx's verbosity.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -38,9 +39,10 @@ def _say(msg: str) -> None:
 
 def _notebook(app, docname: str) -> bool:
     try:
-        return app.env.doc2path(docname).suffix in (".md", ".ipynb") and docname.startswith("book/")
+        path = str(app.env.doc2path(docname))     # a str in some Sphinx versions, a path in others
     except Exception:   # noqa: BLE001  (a page Sphinx cannot map is not ours to time)
         return False
+    return os.path.splitext(path)[1] in (".md", ".ipynb") and docname.startswith("book/")
 
 
 def _exec_data(app, docname: str) -> dict | None:
