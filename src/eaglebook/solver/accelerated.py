@@ -149,6 +149,7 @@ import torch
 from .._arrays import as_rng, check_batch, check_shapes, int_in, is_number, positive, prepare
 from .._arrays import out as _out
 from .norms import exponent, mul_pow2
+from .stopping import unrepresentable
 
 __all__ = [
     "STEPS", "HARVESTS", "DEGREES", "DEFAULT_TOL", "odd_minimax", "newton_schulz_coefficients", "step_coefficients",
@@ -854,11 +855,7 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
         cert[i] = clean[i] if certify else eng.certified()[i]
     # a converged D that the output dtype cannot hold (it overflows, or its largest entry is below the smallest
     # normal number) is out_of_range, as for the cubic step
-    with np.errstate(divide="ignore"):
-        L = np.log2(host(_maxabs(D_out))) + Eh
-    fi = torch.finfo(io.out_torch)
-    oor = (L > -np.inf) & ((L >= math.log2(fi.max)) | (L < math.log2(fi.tiny)))
-    status[oor & (status == "converged")] = "out_of_range"
+    status[unrepresentable(host(_maxabs(D_out)), torch.finfo(io.out_torch), Eh) & (status == "converged")] = "out_of_range"
     rank = {"converged": 0, "max_iter": 1, "rank_deficient": 2, "out_of_range": 3, "diverged": 4, "non_finite": 5}
     st = max(status, key=lambda s: rank[s])
     return PolyResult(D=_out(io, mul_pow2(D_out, E)), iterations=ell, converged=st == "converged", status=st,

@@ -393,7 +393,8 @@ def run(As: list, Bs: list, C, opts: Options, transport: Transport, *, world: in
             if sub_st[j] == "converged":
                 flat(Dout)[i] = sub.D[j]
                 rule.status[i], rule.level[i] = "converged", sub.level
-                ranks[i] = sub_rank[j] if want_rank else ranks[i]
+                if want_rank:
+                    ranks[i] = sub_rank[j]
         extra_it, extra_checks = sub.iterations, sub.checks
     p = max(d, n)
     if (world > 1 or sketched) and bool(np.isin(rule.status, ["converged", "rank_deficient"]).any()):   # on every process

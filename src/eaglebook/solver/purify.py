@@ -37,7 +37,7 @@ POWER = 128
 SEPARATED = 1e-3
 
 
-def _scale(A: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+def _scale(sigma: torch.Tensor) -> torch.Tensor:
     """1/σ² with σ slightly raised (a power estimate is a lower bound), so that every x² <= 1."""
     s = sigma * 1.02
     return torch.where(s > 0, 1.0 / torch.where(s > 0, s, torch.ones_like(s)) ** 2, torch.zeros_like(s))
@@ -46,7 +46,7 @@ def _scale(A: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
 def project(A: torch.Tensor, sigma: torch.Tensor, B: torch.Tensor, C: torch.Tensor, m: int = POWER):
     """(B P_R, P_L C) for the conditioned A_ℓ (…, d, n) with ‖A_ℓ‖₂ ≈ ``sigma`` (batch + (1, 1)), B (…, d', n),
     C (…, d, n'): the parts of B and C in A's kept singular subspaces (module doc)."""
-    w = _scale(A, sigma)
+    w = _scale(sigma)
     Y, Z = B, C
     for _ in range(m):
         Y = Y - ((Y @ A.mT) @ A) * w
@@ -58,7 +58,7 @@ def rank(A: torch.Tensor, sigma: torch.Tensor, m: int = POWER) -> torch.Tensor:
     """tr(I − (I − Ĝ)^m) per instance (float64, batch shape): the number of kept directions of the
     conditioned A_ℓ, an integer up to m·thr² per dropped direction (module doc)."""
     d, n = A.shape[-2:]
-    w = _scale(A, sigma)
+    w = _scale(sigma)
     G = (A @ A.mT if d < n else A.mT @ A) * w
     eye = torch.eye(G.shape[-1], dtype=G.dtype, device=G.device)
     H = eye - G

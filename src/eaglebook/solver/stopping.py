@@ -36,7 +36,7 @@ import torch
 
 from .norms import MONOTONE_GROWTH
 
-__all__ = ["StopRule", "ANNIHILATES", "DIST_WINDOW", "STALL_WINDOW", "geometric_tail"]
+__all__ = ["StopRule", "unrepresentable", "ANNIHILATES", "DIST_WINDOW", "STALL_WINDOW", "geometric_tail"]
 
 #: ηρσ̂² at or above this can send the top singular value of A_ℓ to 0, s(1 − ηρs²) = 0, losing that
 #: direction's part of D for good (η = 1 with the instance's own exact ρ): such a solve is never "converged".
@@ -58,6 +58,14 @@ def geometric_tail(h, W):
         return 0.0
     ratio = new / old if old > 0 else math.inf
     return W * new / (1 - ratio) if ratio < 1 else math.inf
+
+
+def unrepresentable(maxabs, finfo, log2_scale=0) -> np.ndarray:
+    """Per instance: does a D whose largest |entry| is ``maxabs`` (times 2**``log2_scale``, the caller's
+    rescaled frame) overflow or underflow the output dtype (``finfo``)?  D = 0 never does."""
+    with np.errstate(divide="ignore"):
+        L = np.log2(np.asarray(maxabs, dtype=np.float64)) + log2_scale
+    return (L > -np.inf) & ((L >= math.log2(finfo.max)) | (L < math.log2(finfo.tiny)))
 
 
 class StopRule:
@@ -285,10 +293,7 @@ class StopRule:
         """A ``converged`` instance whose largest |D| entry (``maxabs`` per instance, times 2**``log2_scale``
         when the caller iterates in a rescaled frame) overflows or underflows the output dtype (``finfo``)
         is ``out_of_range``; D = 0 never is."""
-        with np.errstate(divide="ignore"):
-            L = np.log2(np.asarray(maxabs, dtype=np.float64)) + log2_scale
-        oor = (L > -np.inf) & ((L >= math.log2(finfo.max)) | (L < math.log2(finfo.tiny)))
-        self.status[oor & (self.status == "converged")] = "out_of_range"
+        self.status[unrepresentable(maxabs, finfo, log2_scale) & (self.status == "converged")] = "out_of_range"
 
     def consistency(self, level, *, threshold) -> None:
         """Sketched and distributed: these regimes reach B A^† C only on consistent data or full column rank; a
