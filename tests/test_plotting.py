@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
+from eaglebook.chapters import train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -44,11 +45,11 @@ CASES = {
     "plot_mask_and_regimes": lambda: plotting.plot_mask_and_regimes(
         _task(), mask=np.tril(np.ones((10, 10))), r=3, owner=np.repeat([0, 1], 4)),
     "plot_tail": lambda: plotting.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
-    "plot_training": lambda: plotting.plot_training(
+    "plot_training": lambda: train.plot_training(
         dict(train_loss=np.exp(-np.linspace(0, 6, 600)) + 1e-3 * rng.random(600), skipped=[100, 300],
              eval_step=np.arange(0, 600, 50), test_mse_mean=np.exp(-np.linspace(0, 5, 12)),
              test_mse_median=np.exp(-np.linspace(0, 6, 12))), dict(zero_mse=1.0, nystrom_mse=1e-9)),
-    "plot_regime_curves": lambda: plotting.plot_regime_curves(
+    "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
     "plot_products": lambda: plotting.plot_products(
@@ -137,8 +138,16 @@ CASES = {
 }
 
 
+def _figure_modules():
+    """plotting and every chapter module (eaglebook.chapters.*): where the book's figures are drawn."""
+    import importlib
+    import pkgutil
+    from eaglebook import chapters
+    return [plotting] + [importlib.import_module(f"eaglebook.chapters.{m.name}") for m in pkgutil.iter_modules(chapters.__path__)]
+
+
 def test_every_plotting_function_has_a_case():
-    public = {n for n in dir(plotting) if n.startswith("plot_")}
+    public = {n for mod in _figure_modules() for n in dir(mod) if n.startswith("plot_")}
     assert public == set(CASES), f"no audit case for {sorted(public - set(CASES))}"
 
 

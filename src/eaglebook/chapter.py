@@ -31,6 +31,8 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import config, plotting, regimes
+from . import comparisons
+from .ledger import Check
 from .report import Ledger, glue, provenance
 
 #: The first line of the cell papermill injects with the ``-p`` parameters.
@@ -59,6 +61,35 @@ class Chapter:
     def rg(self) -> regimes.Regime | None:
         """The chapter's regime object (None when the chapter takes no regime)."""
         return None if self.regime is None else regimes.get(self.regime)
+
+    # ---- the bookkeeping, one call each (the chapter computes; its module says what to glue and check) ----
+    def glue(self, values: Mapping[str, Any] | None = None, /, **more: Any) -> None:
+        """Glue every ``key: value`` (numbers and phrases for the prose)."""
+        for key, value in {**(values or {}), **more}.items():
+            glue(key, value)
+
+    def record(self, values: Mapping[str, Any]) -> dict[str, str]:
+        """Record the values of declared comparisons (their rows: :mod:`eaglebook.comparisons`) and return the
+        verdicts.  A value is a number, or ``(number, timing)`` with the :class:`eaglebook.timing.Ratio`
+        behind a timing statistic."""
+        out = {}
+        for key, v in values.items():
+            ours, timing = v if isinstance(v, tuple) else (v, None)
+            out[key] = self.ledger.record(key, ours, timing=timing)
+        return out
+
+    def check(self, *checks: Check) -> None:
+        """Assert each :class:`eaglebook.ledger.Check` (a failure fails the chapter, and the build); glue each
+        value and bound."""
+        for c in checks:
+            if not isinstance(c, Check):
+                raise TypeError(f"Chapter.check takes eaglebook.ledger.Check objects, got {type(c).__name__}")
+            self.ledger.check(c.key, c.value, lower=c.lower, upper=c.upper, what=c.what)
+
+    def uses(self, cfgs: Mapping[str, Any]) -> None:
+        """Record the cached results (name: config) this chapter used, for its provenance."""
+        for name, cfg in cfgs.items():
+            self.ledger.uses(name, cfg)
 
     @property
     def setting(self) -> str:
@@ -138,6 +169,8 @@ def start(name: str, *, title: str, profile: str | None, seed: int, regime: str 
         title = f"{title} [{', '.join(f'{k} = {v}' for k, v in settings.items())}]"
     ledger = Ledger(chapter=name, profile=prof.name, title=title, variant=regime or "", settings=settings,
                     provenance=provenance(name, prof.name, params, settings=settings))
+    for row in comparisons.rows(name, prof, regime):   # every comparison, declared before any value exists
+        ledger.declare(row.key, **row.declaration())
     ledger.save()   # a rerun replaces the previous ledger at once, so no stale row survives a failed run
     ch = Chapter(name=name, profile=prof, seed=seed, regime=regime, ledger=ledger)
     glue(f"C{int(name[:2]) if name[:2].isdigit() else name}_setting", ch.setting)

@@ -77,6 +77,13 @@ def check_int(name: str, value: Any, *, minimum: int = 0) -> int:
     return value
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """Validate a boolean parameter and return it."""
+    if not isinstance(value, bool):
+        raise ValueError(f"parameter {name}={value!r} is not valid; allowed values: True, False")
+    return value
+
+
 def check_float(name: str, value: Any, *, lower: float = 0.0, upper: float = math.inf, lower_open: bool = True,
                 upper_closed: bool = True, allowed: str | None = None) -> float:
     """Validate a real parameter in (lower, upper] (bools and non-numbers rejected); return it as a float."""

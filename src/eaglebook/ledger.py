@@ -41,7 +41,7 @@ from .cache import repo_root
 from .glue import glue
 
 __all__ = ["Criterion", "within_factor", "at_most", "at_least", "in_range", "criterion", "settings_slug",
-           "Comparison", "Ledger", "claims_dir",
+           "Comparison", "Check", "Ledger", "claims_dir",
            "ADVANCE", "after_run", "NOT_JUDGED", "VERDICTS", "PAPER_SETTING", "HEADLINE", "EVIDENCE", "CLAIMS_ENV"]
 
 CLAIMS_ENV = "EAGLEBOOK_CLAIMS"
@@ -160,6 +160,19 @@ class Comparison:
     supersedes: str | None = None
     note: str = ""
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """A property our code must have, as data: ``lower <= value <= upper`` (see :meth:`Ledger.check`).
+    A chapter module returns its checks as a list of these; the chapter asserts them in one call
+    (:meth:`eaglebook.chapter.Chapter.check`)."""
+
+    key: str
+    value: float
+    lower: float | None = None
+    upper: float | None = None
+    what: str = ""
 
 
 @dataclass
@@ -289,6 +302,21 @@ class Ledger:
         glue(f"{key}_verdict", verdict + (f": {why}" if why else ""))
         self.save()
         return verdict
+
+    def verdict_phrase(self, claim: str) -> str:
+        """The verdicts of ``claim``'s headline rows recorded so far, for a findings sentence: "reproduced"
+        (one row, or all alike), else grouped by part, e.g. "reproduced (unconstrained, distributed), partly
+        (sketched)"; "not run" when none is recorded."""
+        heads = [c for c in self.comparisons.values() if c["claim"] == claim and c["role"] == HEADLINE]
+        if not heads:
+            return "not run"
+        verdict = lambda c: c["verdict"] + (f": {c['why']}" if c.get("why") else "")
+        groups: dict[str, list[str]] = {}
+        for c in heads:
+            groups.setdefault(verdict(c), []).append(c.get("part") or "")
+        if len(groups) == 1:
+            return next(iter(groups))
+        return ", ".join(f"{v} ({', '.join(p for p in parts if p)})" for v, parts in groups.items())
 
     def path(self) -> Path:
         d = claims_dir(self.profile)

@@ -529,56 +529,6 @@ def plot_tail(norms, *, xlabel: str):
     return finish(fig)
 
 
-def _rolling_median(x: np.ndarray, w: int) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    if len(x) < w:
-        return x
-    from numpy.lib.stride_tricks import sliding_window_view
-    out = np.nanmedian(sliding_window_view(x, w), axis=-1)
-    return np.concatenate([np.full(w - 1, np.nan), out])
-
-
-def plot_training(history: dict, baselines: dict, *, label: str = "transformer"):
-    """Left: training loss per step (faint) and its rolling median; skipped steps marked.
-    Right: held-out test MSE (mean and median per sample) with the zero and Nyström baselines.
-    One legend for both panels, below them."""
-    fig, (ax1, ax2) = subplots(1, 2, height=3.4, sharey=True)
-    loss = np.asarray(history["train_loss"], dtype=float)
-    steps = np.arange(1, len(loss) + 1)
-    ax1.semilogy(steps, loss, color="#bbbbbb", lw=0.4, label="train loss (batch mean)")
-    ax1.semilogy(steps, _rolling_median(loss, max(5, len(loss) // 200)), color=METHOD_STYLE["transformer"]["color"],
-                 lw=1.2, label="rolling median")
-    for i, s in enumerate(history["skipped"]):
-        ax1.axvline(s + 1, color="#CC79A7", lw=0.6, alpha=0.6, label="skipped step" if i == 0 else None)
-    ax1.set_xlabel("step")
-    ax1.set_ylabel("MSE on $D$")
-    es = history["eval_step"]
-    ax2.semilogy(es, history["test_mse_mean"], marker=".", ms=3, label="test MSE, mean", **METHOD_STYLE["transformer"])
-    ax2.semilogy(es, history["test_mse_median"], marker=".", ms=3, color=METHOD_STYLE["EAGLE"]["color"],
-                 label="test MSE, median per sample")
-    ax2.axhline(baselines["zero_mse"], label="predict zero", **METHOD_STYLE["zero"])
-    if baselines["nystrom_mse"] > 0:
-        ax2.axhline(max(baselines["nystrom_mse"], 1e-12), label="Nyström (exact)", **METHOD_STYLE["Nyström"])
-    ax2.set_xlabel("step")
-    legend_outside(fig, where="below")
-    return finish(fig)
-
-
-def plot_regime_curves(runs: dict, *, key: str = "test_mse_median", ylabel: str = "test MSE (median per sample)"):
-    """One curve per (regime, seed) run of ``key`` against step; colour and line style by regime."""
-    fig, ax = subplots()
-    seen = set()
-    for (regime, _seed), run in runs.items():
-        h = run.history
-        ax.semilogy(h["eval_step"], h[key], lw=0.9, alpha=0.8, label=None if regime in seen else regime,
-                    **regimes.get(regime).style)
-        seen.add(regime)
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
-    legend_outside(ax)
-    return finish(fig)
-
-
 def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
     """Heat maps of per-layer weight products: ``rows`` maps a row label to a list of matrices (one per layer).
     Each panel has its own symmetric colour scale and colour bar; ``blocks`` draws separators (e.g. at n)."""
