@@ -375,3 +375,53 @@ def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
     assert r.returncode == 0, r.stderr[-3000:]
     ran = nbformat.read(out, as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in ran.cells)
+
+
+@pytest.fixture(scope="module")
+def reading_book(tmp_path_factory):
+    """A small Jupyter Book (outputs stored, nothing executed): a chapter as the book writes one (findings box,
+    collapsed parameters, removed bookkeeping, a visible science cell that glues on its last line), and one page
+    with each planted fault: no findings box, a visible ledger cell, a visible parameters cell."""
+    root = tmp_path_factory.mktemp("reading-book")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: good\nchapters:\n"
+                                   + "".join(f"  - file: {n}\n" for n in ("nofindings", "ledger", "params")))
+    (root / "_config.yml").write_text("title: planted\nexecute:\n  execute_notebooks: 'off'\n"
+                                      "parse:\n  myst_enable_extensions: [colon_fence]\n")
+    box = nbformat.v4.new_markdown_cell("# Chapter\n\n:::{admonition} Findings\n:class: findings\n**Asked:** a. "
+                                        "**Found:** b.\n:::\n\n## Section\n\ntext")
+    params = nbformat.v4.new_code_cell("seed = 0", metadata={"tags": ["parameters", "hide-cell"]})
+    removed = nbformat.v4.new_code_cell("ch.record(train.recorded(summary))\nch.glue(train.glued(run))",
+                                        metadata={"tags": ["remove-cell"]})
+    science = _code("x = run(seed)\nch.glue(C3_x=x)")
+    nbformat.write(_nb(box, params, science, removed), root / "good.ipynb")
+    nbformat.write(_nb(nbformat.v4.new_markdown_cell("# No findings\n\n## Section"), science), root / "nofindings.ipynb")
+    nbformat.write(_nb(box, _code("import numpy as np\nch.record(train.recorded(summary))\n"
+                                  "glue('C3_a', 1.0)  # the value\nled.check('C3_b', 2.0,\n          lower=1)")),
+                   root / "ledger.ipynb")
+    nbformat.write(_nb(box, nbformat.v4.new_code_cell("seed = 0", metadata={"tags": ["parameters"]})), root / "params.ipynb")
+    r = subprocess.run([str(BIN / "jupyter-book"), "build", str(root), "-W", "-n"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return root / "_build" / "html"
+
+
+def test_check_html_wants_a_findings_box_and_no_visible_bookkeeping(reading_book):
+    probs = {name: check_html.reading_problems((reading_book / f"{name}.html").read_text(), findings=True)
+             for name in ("good", "nofindings", "ledger", "params")}
+    assert probs["good"] == []
+    assert len(probs["nofindings"]) == 1 and "no findings box" in probs["nofindings"][0]
+    assert len(probs["ledger"]) == 1 and "visible bookkeeping cell" in probs["ledger"][0]
+    assert len(probs["params"]) == 1 and "parameters cell" in probs["params"][0]
+    # a page that needs no findings box (the reproducibility page, ...) is not asked for one
+    assert check_html.reading_problems((reading_book / "nofindings.html").read_text(), findings=False) == []
+    assert check_html.FINDINGS_PAGE.match("book/03_train.html") and check_html.FINDINGS_PAGE.match("index.html")
+    assert check_html.FINDINGS_PAGE.match("book/_regimes/04_extract-sketched.html")
+    assert not check_html.FINDINGS_PAGE.match("book/notation.html")
+
+
+def test_only_bookkeeping_tells_a_ledger_cell_from_a_science_cell():
+    from eaglebook._toolchain.bookkeeping import only_bookkeeping
+    assert only_bookkeeping("ch.record(x)\nch.glue(a=1,\n        b=2)")
+    assert only_bookkeeping("import numpy as np\nglue('k', 1.0)")
+    assert not only_bookkeeping("x = f(1)\nch.glue(x=x)")
+    assert not only_bookkeeping("import numpy as np")
+    assert not only_bookkeeping("Markdown(train.summary_table(s))  # table")

@@ -24,24 +24,11 @@ import json
 import re
 from pathlib import Path
 
+from eaglebook._toolchain.bookkeeping import is_bookkeeping, statements
+
 ROOT = Path(__file__).resolve().parents[1]
-BOOKKEEPING = re.compile(r"(^|[^\w.])(glue\(|\w+\.declare\(|\w+\.record\(|\w+\.check\(|\w+\.timed\(|\w+\.uses\(|Markdown\()")
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.M | re.S)
 LONG = 30
-
-
-def _statements(lines: list[str]):
-    """Group code lines into statements by bracket depth (a rough tokenizer, enough for counting)."""
-    stmt, depth = [], 0
-    for line in lines:
-        stmt.append(line)
-        code = re.sub(r"#.*$", "", re.sub(r"(\"[^\"]*\"|'[^']*')", "", line))
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
-        if depth <= 0 and not line.rstrip().endswith("\\"):
-            yield stmt
-            stmt, depth = [], 0
-    if stmt:
-        yield stmt
 
 
 def measure(path: Path) -> dict:
@@ -57,9 +44,8 @@ def measure(path: Path) -> dict:
         code += len(lines)
         longest = max(longest, len(lines))
         long_cells += len(lines) > LONG
-        for st in _statements(lines):
-            joined = "\n".join(st)
-            if BOOKKEEPING.search(joined) and not ("Markdown(" in joined and "# table" in joined):
+        for st in statements(lines):
+            if is_bookkeeping("\n".join(st)):
                 booking += len(st)
         declare += len(re.findall(r"\.declare\(", cell))
         glue += len(re.findall(r"(^|[^\w.])glue\(", cell, re.M))

@@ -34,6 +34,14 @@ A page fails when
   ``np.float64(0.0033)``, ``(1.0, 2.5)``, ``array([...])`` (see :func:`bare_number`).  Printed numbers
   pass.  Hidden outputs (``hide-output``) count too; removed ones (``remove-output``) are not in the HTML.
 
+* **no findings box**: a chapter page (``book/NN_*.html``, a regime page under ``book/_regimes/``) or the
+  front page (``index.html``) without a findings box (an admonition of class ``findings``, from
+  ``:::{admonition} Findings`` with ``:class: findings``) before its first section heading;
+* **visible bookkeeping**: a code cell shown to the reader (its input neither removed nor collapsed by
+  ``remove-cell``, ``remove-input``, ``hide-cell``, ``hide-input``) whose every statement glues, declares,
+  records, checks or notes provenance (:func:`eaglebook._toolchain.bookkeeping.only_bookkeeping`); and a
+  visible parameters cell (it is collapsed: ``hide-cell``).
+
 Besides, the whole tree (``.html``, ``.js``, ``.css``) must not name a CDN (jsdelivr, unpkg, cdnjs, ...).
 A PNG per page (the full page, up to 12 000 px tall) goes to the screenshots folder.  Exit status: 0 all
 pass, 1 some page failed (a report per page on stdout), 2 nothing to check (no built book, no browser).
@@ -276,6 +284,42 @@ if (!script) { done(hasMath ? 'the page has maths but loads no MathJax' : 'none'
 """
 
 
+FINDINGS_PAGE = re.compile(r"^(index|book/\d\d_[^/]+|book/_regimes/[^/]+)\.html$")
+_CELL = re.compile(r'<div class="cell(?P<cls>[^"]*)"[^>]*>(?P<body>.*?)(?=<div class="cell[ "]|</section>|</article>|\Z)', re.S)
+_SOURCE = re.compile(r'<div class="cell_input[^"]*"[^>]*>.*?<pre>(?P<src>.*?)</pre>', re.S)
+_HIDDEN = ("tag_remove-cell", "tag_remove-input", "tag_hide-cell", "tag_hide-input")
+
+
+def reading_problems(html_text: str, *, findings: bool) -> list[str]:
+    """The page's findings box (where ``findings``: a chapter page or the front page, :data:`FINDINGS_PAGE`)
+    and its visible cells (see the module docstring); checked on the HTML source."""
+    import html as _html
+    from .bookkeeping import only_bookkeeping
+    out = []
+    if findings:
+        body = html_text.split('<article', 1)[-1]
+        box = re.search(r'class="(?=[^"]*\bfindings\b)(?=[^"]*\badmonition\b)[^"]*"', body)
+        h2 = re.search(r"<h2\b", body)
+        if box is None:
+            out.append("no findings box (:::{admonition} Findings / :class: findings) on this page")
+        elif h2 is not None and h2.start() < box.start():
+            out.append("the findings box comes after the first section heading: it belongs under the title")
+    cells = list(_CELL.finditer(html_text))
+    for i, m in enumerate(cells, 1):
+        cls = m.group("cls")
+        src = _SOURCE.search(m.group("body"))
+        if src is None or any(t in cls for t in _HIDDEN):
+            continue
+        code = _html.unescape(re.sub(r"<[^>]+>", "", src.group("src")))
+        if "tag_parameters" in cls:
+            out.append(f"the parameters cell (code cell {i} of {len(cells)}) is visible: collapse it (tags: [parameters, hide-cell])")
+        elif only_bookkeeping(code):
+            first = code.strip().splitlines()[0][:70]
+            out.append(f"visible bookkeeping cell (code cell {i} of {len(cells)}, {first!r}): only glue/record/check/"
+                       "provenance; remove it from the HTML (remove-cell) or collapse it")
+    return out
+
+
 def snippet(text: str, m: re.Match, width: int = 40) -> str:
     return " ".join(text[max(0, m.start() - width): m.end() + width].split())
 
@@ -308,6 +352,7 @@ def check_page(drv, root: Path, page: Path, shots: Path) -> PageReport:
     bad_imgs = [i["src"] for i in r["images"] if not i["done"] or i["w"] == 0]
     if bad_imgs:
         rep.problems.append(f"{len(bad_imgs)} broken image(s): {', '.join(bad_imgs[:5])}")
+    rep.problems += reading_problems(page.read_text(encoding="utf-8", errors="replace"), findings=bool(FINDINGS_PAGE.match(rel)))
     links = broken_local_refs(page)
     if links:
         rep.problems.append(f"{len(links)} broken local link(s): {', '.join(links[:8])}")
