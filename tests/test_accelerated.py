@@ -287,6 +287,24 @@ def test_certify_waits_for_the_tracked_floor():
     assert sure.converged and sure.certified and rel(sure.D, D) < 1e-3       # κ = 1e11: floor ~κu
     assert not cheap.certified and cheap.iterations < sure.iterations
     assert rel(cheap.D, D) > 0.1                                               # the documented hazard
+    assert sure.certify == "gemm" and cheap.certify == "none"                 # the Result field, from the flag
+
+
+def test_poly_result_is_the_one_result_type():
+    """PolyResult extends eaglebook.solver.Result with only its own fields; the shared ones keep their names."""
+    import dataclasses
+
+    from eaglebook.solver import Result
+    assert issubclass(acc.PolyResult, Result)
+    base = [f.name for f in dataclasses.fields(Result)]
+    own = [f.name for f in dataclasses.fields(acc.PolyResult)][len(base):]
+    assert [f.name for f in dataclasses.fields(acc.PolyResult)][:len(base)] == base
+    assert own == ["gemms", "flops", "certified", "bounds", "step", "degree", "coefficients"]
+    A, B, C, D = problem(20, 20, seed=13)
+    r = acc.solve(A, B, C, reference=D)
+    assert isinstance(r, Result) and r.converged == (r.status == "converged") and r.statuses is None
+    assert r.delta.shape == r.rel_error.shape == (r.iterations,) and r.error is None and r.machines == 1
+    assert r.step == "polar-express" and r.degree == 5 and isinstance(r.bounds, acc.Bounds) and r.gemms > 0
 
 
 def test_lower_bound_known_lets_the_step_converge():

@@ -149,6 +149,7 @@ import torch
 from .._arrays import as_rng, check_batch, check_shapes, int_in, is_number, positive, prepare
 from .._arrays import out as _out
 from .norms import exponent, mul_pow2
+from .result import Result
 from .stopping import unrepresentable
 
 __all__ = [
@@ -402,8 +403,11 @@ def flops_per_round(d: int, n: int, d_prime: int, n_prime: int, *, step: str = "
 
 
 @dataclass
-class PolyResult:
-    """What :func:`solve` returns.
+class PolyResult(Result):
+    """What :func:`solve` returns: a :class:`eaglebook.solver.Result` (the package's one result type) with this
+    solver's own fields added.
+
+    The fields of :class:`~eaglebook.solver.Result` it fills:
 
     D : the completion D_L ≈ B A^† C (input's array type, device and floating dtype).
     iterations : rounds run (each: one harvest; all but the last also one conditioning step).
@@ -416,6 +420,13 @@ class PolyResult:
     statuses : per batch member, or None for a single problem.
     delta : ‖D_ℓ − D_{ℓ−1}‖_F per round (max over a batch), in the input's units.
     rel_error : ‖D_ℓ − reference‖_F/‖reference‖_F per round (whole batch), or None.
+
+    certify : ``"gemm"`` when :func:`solve` ran with ``certify=True`` (its band check is products only), else
+        ``"none"``.
+
+    The others keep their defaults (``error`` None, ``level`` nan, one machine, no checks or communication);
+    :func:`eaglebook.solve` with an accelerated ``conditioning`` fills ``error``.  Its own fields:
+
     gemms : big products (all dimensions >= min(d, n)) done, in total.
     flops : the flop model's total over the run (:func:`flops_per_round`, plus the initial Gram and power
         iteration).
@@ -430,13 +441,6 @@ class PolyResult:
         (first batch member).
     """
 
-    D: object
-    iterations: int
-    converged: bool
-    status: str
-    delta: np.ndarray
-    rel_error: np.ndarray | None = None
-    statuses: np.ndarray | None = None
     gemms: int = 0
     flops: int = 0
     certified: object = False
@@ -782,7 +786,7 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
 
     Returns
     -------
-    :class:`PolyResult`.  A = 0 (per instance) gives D = 0.
+    :class:`PolyResult` (a :class:`eaglebook.solver.Result`).  A = 0 (per instance) gives D = 0.
 
     Raises
     ------
@@ -864,7 +868,8 @@ def solve(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: flo
                       statuses=status.reshape(batch) if batch else None, gemms=eng.gemms,
                       flops=int(eng.flops), certified=cert.reshape(batch) if batch else bool(cert[0]),
                       bounds=eng.bounds[0], step=step, degree=degree if step == "polar-express" else
-                      (5 if step == "quintic" else 3), coefficients=eng.coefficients)
+                      (5 if step == "quintic" else 3), coefficients=eng.coefficients,
+                      certify="gemm" if certify else "none")
 
 
 def iterate(A, B, C, *, step: str = "polar-express", degree: int = 5, cushion: float = 0.1,

@@ -25,6 +25,10 @@ function               method, and what one *iteration* is
 :func:`eagle_accelerated`  EAGLE with the Polar-Express conditioning step; one round
 =====================  ==============================================================================
 
+**The registry.**  :data:`REGISTRY` is the one table of these solvers: name → :class:`Method` (the function,
+``REGISTRY[name].fn``, its kind and fixed options, and which harness parts and problem shapes run it), in
+the order the tables list them; ``REGISTRY[name].run(A, B, C, ...)`` runs it with the harness's arguments.
+
 **Counting iterations comparably.**  GD, CGLS, LSQR, LSMR, SGD and the LSQR phase of RandSketch+CG
 all touch A exactly twice per iteration (one product with A and one with Aᵀ per right-hand side), so
 their iteration counts are counts of passes over the data.  An EAGLE iteration multiplies d×n matrices
@@ -66,7 +70,7 @@ from .eagle import iterate as eagle_iterate
 from .norms import power_norm
 from .status import STATUSES as _VOCABULARY
 
-__all__ = ["Trace", "Method", "REGISTRY", "METHODS", "STATUSES", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr",
+__all__ = ["Trace", "Method", "REGISTRY", "STATUSES", "eagle", "lstsq", "svd", "gd", "cgls", "lsqr",
            "lsmr", "sgd", "randsketch_cg", "gdpp", "sigma_max",
            "cholesky", "newton_schulz", "sketch_lsqr", "eagle_accelerated", "DTYPES"]
 
@@ -930,10 +934,3 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
            parts=("grid",), dtyped=True, timed=False),
     Method("Sketch+LSQR", sketch_lsqr, "iterative", seeded=True, parts=("grid",), shapes=("tall", "wide")),
 )}
-
-#: name → function (the registry's functions).
-METHODS: dict[str, Callable[..., Trace]] = {
-    "EAGLE": eagle, "lstsq": lstsq, "SVD": svd, "GD": gd, "CG": cgls, "LSQR": lsqr, "LSMR": lsmr, "SGD": sgd,
-    "RandSketch+CG": randsketch_cg, "GD++": gdpp, "Cholesky": cholesky, "Newton–Schulz": newton_schulz,
-    "Sketch+LSQR": sketch_lsqr, "EAGLE (polar-express)": eagle_accelerated,
-}
