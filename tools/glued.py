@@ -20,8 +20,15 @@ from pathlib import Path
 
 
 def glued(nb_path: Path) -> dict[str, str]:
+    """``key -> text/plain`` of what a notebook glued: from its outputs (a papermill run), or from the
+    ``<name>.glue.json`` beside it (the book build moves the glue outputs there: eaglebook._toolchain.glue_eval)."""
     nb = json.loads(nb_path.read_text())
     out = {}
+    side = nb_path.with_name(nb_path.stem + ".glue.json")
+    if side.is_file():
+        for name, o in json.loads(side.read_text()).items():
+            text = (o.get("data") or {}).get("text/plain", "")
+            out[name] = "".join(text) if isinstance(text, list) else text
     for cell in nb.get("cells", []):
         for o in cell.get("outputs", []) or []:
             name = (o.get("metadata") or {}).get("scrapbook", {}).get("name")
