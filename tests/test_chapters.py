@@ -144,6 +144,38 @@ def _fresh_clone(dest: Path) -> Path:
     return dest
 
 
+BEFORE = REPO / "tests" / "data" / "ci_book_before.json"
+
+
+def machine_kind() -> str:
+    """The CPU model and torch version: trained ci models are bit-identical only on the same kind of machine."""
+    import platform
+
+    import torch
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    return f"{cpu}; torch {torch.__version__}; {os.cpu_count()} cores"
+
+
+def same_book(build: Path, claims: Path) -> None:
+    """The ci build's glued values and claims ledgers equal the snapshot taken before the chapters were restructured
+    (tests/data/ci_book_before.json, by tools/glued.py), apart from the keys that differ between two builds of the
+    same commit (timings: ``volatile``) and the keys a later change altered on purpose (``changed``: key -> why).
+    Trained models are bit-identical only on the machine kind the snapshot was taken on: elsewhere this says so and
+    compares nothing."""
+    import json
+    sys.path.insert(0, str(REPO / "tools"))
+    import glued
+    before = json.loads(BEFORE.read_text())
+    if before["machine"] != machine_kind():
+        print(f"same-book comparison not made: snapshot taken on {before['machine']!r}, this is {machine_kind()!r}")
+        return
+    after = glued.snapshot(build, claims)
+    diff = glued.differences(before, after, set(before["volatile"]) | set(before.get("changed", {})))
+    diff = [d for d in diff if not d.startswith("new after:")]           # keys added by the restructure (phrases)
+    assert not diff, f"{len(diff)} glued values or ledger rows differ from the snapshot:\n" + "\n".join(diff[:40])
+
+
 def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     """The standard command, `jupyter-book build .`, on a fresh clone (ci profile, warnings as errors): it
     generates chapter 4's regime pages itself (eaglebook._toolchain.variant_pages) and builds every page.
@@ -186,6 +218,7 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     assert "fig-extract-sketch-sketched" in sketched and "<img" in sketched
     page = (html / "book" / "01_task.html").read_text()
     assert "fig-task-blocks" in page and "<img" in page  # figures rendered
+    same_book(clone / "_build", Path(os.environ["EAGLEBOOK_CLAIMS"]) / "ci")
     keep = os.environ.get("EAGLEBOOK_KEEP_BUILD")        # .ci/run checks this build in a browser next
     if keep:
         import shutil

@@ -160,6 +160,8 @@ class Comparison:
     supersedes: str | None = None
     note: str = ""
     reason: str = ""
+    replaces: str | None = None
+    because: str = ""
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,7 @@ class Ledger:
                 part: str | None = None, paper: float | None = None, paper_text: str | None = None,
                 source: str = "", setting: str = PAPER_SETTING, declared: str = ADVANCE, robust: bool = True,
                 robustness: str = "", judge: bool | None = None, supersedes: str | None = None,
-                note: str = "", reason: str = "") -> Comparison:
+                note: str = "", reason: str = "", replaces: str | None = None, because: str = "") -> Comparison:
         """Declare a paper comparison before its value exists; glue ``key_criterion`` (the criterion's text)
         and ``key_declared``.
 
@@ -232,7 +234,11 @@ class Ledger:
         ``robustness`` says why it is (not) robust; ``judge`` (default: ``robust``) says whether it gets a
         verdict: a non-robust statistic gets one only where it is the paper's own (``judge=True``).
         ``supersedes``: the key of a row this one corrects (the old row stays visible, marked).
-        ``reason``: why a row with ``judge=False`` gets no verdict (default: "outlier-dominated")."""
+        ``reason``: why a row with ``judge=False`` gets no verdict (default: "outlier-dominated").
+        ``replaces``: for a headline declared after the run that is not a corrected criterion of the same statistic
+        (``supersedes``) but another statistic, the key of the row that was the headline as declared before the run;
+        ``because`` says why the declared row is not the paper's claim (the scorecard shows it).  The scorecard's
+        tally *as declared* counts the row a post-hoc headline supersedes or replaces."""
         if not isinstance(criterion, Criterion):
             raise ValueError(f"argument criterion must be a report.Criterion, got {type(criterion).__name__}")
         if not (declared == ADVANCE or declared.startswith("after the run (")):
@@ -249,11 +255,13 @@ class Ledger:
                 raise ValueError(f"a headline row of claim {claim!r} needs part= one of {', '.join(pc.parts)}; got {part!r}")
             if not pc.parts and part is not None:
                 raise ValueError(f"claim {claim!r} has no parts; got part={part!r}")
+        if (replaces or because) and (role != HEADLINE or declared == ADVANCE):
+            raise ValueError(f"comparison {key!r}: replaces=/because= belong to a headline declared after the run")
         if not isinstance(setting, str) or not setting:
             raise ValueError(f"argument setting={setting!r} must be report.PAPER_SETTING or a description of the difference")
         c = Comparison(key, what, criterion, claim, role, part, paper, paper_text, source or pc.source, setting,
                        declared, bool(robust), robustness, bool(robust) if judge is None else bool(judge),
-                       supersedes, note, reason)
+                       supersedes, note, reason, replaces, because)
         self.declared[key] = asdict(c)
         glue(f"{key}_criterion", criterion.text)
         glue(f"{key}_declared", declared)
@@ -290,7 +298,7 @@ class Ledger:
             what=c["what"], ours=v, paper=c["paper"], paper_text=c["paper_text"], criterion=crit.text,
             verdict=verdict, why=why, declared=c["declared"], robust=c["robust"], robustness=c["robustness"],
             note=c["note"], claim=c["claim"], role=c["role"], part=c["part"], source=c["source"],
-            setting=c["setting"], supersedes=c["supersedes"],
+            setting=c["setting"], supersedes=c["supersedes"], replaces=c.get("replaces"), because=c.get("because", ""),
             # the paired ratios' range scaled to the statistic (a statistic derived from the ratio, e.g. divided
             # by a log factor, shows its own range, not the raw ratio's)
             spread=None if timing is None else [v * timing.lo / timing.median, v * timing.hi / timing.median, timing.repeats],

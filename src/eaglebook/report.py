@@ -18,7 +18,7 @@ from .ledger import (ADVANCE, CLAIMS_ENV, EVIDENCE, HEADLINE, NOT_JUDGED, PAPER_
                      Criterion, Ledger, after_run, at_least, at_most, claims_dir, criterion, in_range, settings_slug,
                      within_factor)
 from .provenance import chapter_hash, code_hash, git_commit, load_average, machine, provenance
-from .scorecard import (BOOK_PARAMETERS, NOT_RUN, ClaimResult, beyond_label, beyond_table, checks_table, claim_results, claims_table,
+from .scorecard import (BOOK_PARAMETERS, NOT_RUN, ClaimResult, beyond_label, beyond_table, checks_table, claim_results, findings_lines, claims_table,
                         comparisons_table, load_ledgers, machines_table, neighbour_table, rows, scorecard_points, secondary_table, stale_reason,
                         toc_chapters, verdict_counts)
 
@@ -26,5 +26,5 @@ __all__ = ["BEYOND", "beyond_label", "beyond_table", "CLAIMS", "NEIGHBOUR", "Pap
            "EVIDENCE", "HEADLINE", "NOT_JUDGED", "PAPER_SETTING", "VERDICTS", "Comparison", "Criterion", "Ledger",
            "after_run", "at_least", "at_most", "claims_dir", "criterion", "in_range", "settings_slug", "within_factor", "chapter_hash", "code_hash",
            "git_commit", "load_average", "machine", "provenance", "BOOK_PARAMETERS", "NOT_RUN", "ClaimResult",
-           "checks_table", "claim_results", "claims_table", "comparisons_table", "load_ledgers", "machines_table", "neighbour_table", "rows",
+           "checks_table", "claim_results", "findings_lines", "claims_table", "comparisons_table", "load_ledgers", "machines_table", "neighbour_table", "rows",
            "scorecard_points", "secondary_table", "stale_reason", "toc_chapters", "verdict_counts"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import claims as _claims
 from .cache import repo_root
-from .ledger import EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
+from .ledger import ADVANCE, EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
 from .provenance import chapter_hash, code_hash
 
 __all__ = ["BOOK_PARAMETERS", "stale_reason", "load_ledgers", "rows", "ClaimResult", "claim_results",
@@ -117,11 +117,35 @@ class ClaimResult:
     why: str = ""
 
 
-def claim_results(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> list[ClaimResult]:
+def as_declared(row: dict, by_key: dict) -> tuple[str, dict] | None:
+    """The row that was a post-hoc headline's place-holder before the run: following ``supersedes`` (a corrected
+    criterion) and ``replaces`` (another statistic) back to the first row declared in advance; None if there is none."""
+    seen = set()
+    key = None
+    while row.get("declared", ADVANCE) != ADVANCE:
+        key = row.get("supersedes") or row.get("replaces")
+        if not key or key in seen or key not in by_key:
+            return None
+        seen.add(key)
+        row = by_key[key]
+    return key, row
+
+
+def claim_results(ledgers: list[Ledger], *, kind: str = _claims.PAPER, declared: bool = False) -> list[ClaimResult]:
     """The claims of ``kind`` in :data:`~eaglebook.claims.CLAIMS` order with their verdicts.  Two headline
-    rows for one claim and part is an error in the chapters (a ``ValueError`` naming both)."""
+    rows for one claim and part is an error in the chapters (a ``ValueError`` naming both).
+
+    ``declared=True``: the tally *as declared before each run*: a headline declared after the run counts the row it
+    supersedes or replaces (:func:`as_declared`), and a part with no row declared in advance is "not judged"."""
     out = {c.id: ClaimResult(c) for c in _claims.CLAIMS if c.kind == kind}
-    for led, key, row in rows(ledgers):
+    all_rows = rows(ledgers)
+    by_key = {key: row for _, key, row in all_rows}
+    for led, key, row in all_rows:
+        if declared and row.get("role") == HEADLINE and row.get("declared", ADVANCE) != ADVANCE:
+            first = as_declared(row, by_key)
+            part = row.get("part")
+            key, row = first if first else (key, dict(row, verdict=NOT_JUDGED, why="no row declared before the run"))
+            row = dict(row, role=HEADLINE, part=part)
         res = out.get(row.get("claim"))
         if res is None:
             continue
@@ -154,13 +178,39 @@ def claim_results(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> list[C
     return list(out.values())
 
 
-def verdict_counts(ledgers: list[Ledger], *, kind: str = _claims.PAPER) -> dict[str, int]:
+def verdict_counts(ledgers: list[Ledger], *, kind: str = _claims.PAPER, declared: bool = False) -> dict[str, int]:
     """How many claims of ``kind`` (default: **claims of the paper**, the tally) have each verdict
-    (``reproduced``, ``partly``, ``not reproduced``, ``not judged``, ``not run``)."""
+    (``reproduced``, ``partly``, ``not reproduced``, ``not judged``, ``not run``); ``declared=True``: the tally
+    with every headline as declared before its run (see :func:`claim_results`)."""
     counts = dict.fromkeys((*VERDICTS, NOT_JUDGED, NOT_RUN), 0)
-    for res in claim_results(ledgers, kind=kind):
+    for res in claim_results(ledgers, kind=kind, declared=declared):
         counts[res.verdict] += 1
     return counts
+
+
+#: The front page's findings, one line per step of the story: (what, chapter, ((claim id, short name), ...)).
+FRONT = (
+    ("Training", "ch-train", (("final-mse", "final MSE ≈ 1e-3"), ("mse-reduction", "10–50× below predicting zero"))),
+    ("The algorithm in the weights", "ch-extract", (("eta", "η ≈ 1"), ("gamma", "γ ≈ 1.9"), ("fidelity", "EAGLE matches the model"))),
+    ("Theory", "ch-newton-schulz", (("theorem1-kappa", "iterations grow like log κ"), ("theorem2-alpha", "rounds grow like 1/α"))),
+    ("Against classical solvers", "ch-benchmarks", (("cg-100x", "CG needs ~100× more iterations"), ("table2", "Table 2's ranking"))),
+)
+
+
+def findings_lines(ledgers: list[Ledger]) -> list[str]:
+    """The front page's five lines of findings (plain text, glued into its findings box): the tally of the paper's
+    claims, then one line per step of :data:`FRONT` (the page puts its title and link before it), each claim with
+    its verdict on this build."""
+    counts, first = verdict_counts(ledgers), verdict_counts(ledgers, declared=True)
+    res = {r.claim.id: r for r in claim_results(ledgers)}
+    tally = lambda c: (f"{c['reproduced']} reproduced, {c['partly']} partly, {c['not reproduced']} not reproduced and "
+                       f"{c['not judged']} not judged")
+    lines = [f"Of the paper's {sum(counts.values())} claims, {tally(counts)}"
+             + (f" ({counts[NOT_RUN]} not run in this build)" if counts[NOT_RUN] else "")
+             + f"; with every headline as declared before its run, {tally(first)}."]
+    for what, ref, claims in FRONT:
+        lines.append("; ".join(f"{name}: {res[cid].verdict}" for cid, name in claims if cid in res) + ".")
+    return lines
 
 
 def _verdict_text(row: dict, bold: bool = True) -> str:
@@ -198,6 +248,7 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
         return beyond_table(ledgers, link=link)
     head = "paper" if kind == _claims.PAPER else "their paper"
     out = [f"| # | claim | {head} | ours (headline) | verdict |", "|---|---|---|---|---|"]
+    first = {r.claim.id: r for r in claim_results(ledgers, kind=kind, declared=True)}
     for i, res in enumerate(claim_results(ledgers, kind=kind), 1):
         c = res.claim
         name = f"[{c.statement}]({c.chapter}.md)" if link else c.statement
@@ -221,12 +272,17 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
                 body = f"statistic: {what} · criterion: {crit} · declared {when}"
             else:
                 body = " · ".join(f"{p_}: statistic {w_}, criterion {c_}, declared {d_}" for p_, (w_, c_, d_) in per.items())
+            because = "; ".join(dict.fromkeys(r_.get("because") for _, r_ in detail if r_.get("because")))
             meta = (f"<br><small>source: {c.source} · {body} · setting: {setting}"
-                    + (f" · parts: {len(parts)}" if len(parts) > 1 else "") + "</small>")
+                    + (f" · parts: {len(parts)}" if len(parts) > 1 else "")
+                    + (f" · headline chosen after the run: {because}" if because else "") + "</small>")
         else:
             meta = f"<br><small>source: {c.source}</small>"
         verdict = (f"**{res.verdict}**" if res.verdict in VERDICTS else f"*{res.verdict}*") + (
             f"<br><small>{res.why}</small>" if res.why else "")
+        was = first[c.id]
+        if (was.verdict, was.why) != (res.verdict, res.why):
+            verdict += f"<br><small>as declared before the run: {was.verdict}" + (f" ({was.why})" if was.why else "") + "</small>"
         out.append(f"| {i} | {_cell(name)}{_cell(meta)} | {_cell(' / '.join(dict.fromkeys(paper)) or '—')} | "
                    f"{_cell('<br>'.join(ours))} | {_cell(verdict)} |")
     return "\n".join(out)

@@ -51,6 +51,8 @@ class Row:
     supersedes: str | None = None
     note: str = ""
     reason: str = ""
+    replaces: str | None = None
+    because: str = ""
     each_regime: bool = False
     regimes: tuple[str, ...] | None = None
     when: Callable | None = field(default=None, compare=False)   # when(profile, regime) -> bool: declare only then
@@ -61,6 +63,7 @@ class Row:
             return self
         f = lambda s: s.replace("{regime}", regime) if isinstance(s, str) else s
         return replace(self, key=f(self.key), what=f(self.what), part=f(self.part), supersedes=f(self.supersedes),
+                       replaces=f(self.replaces),
                        note=f(self.note), setting=f(self.setting))
 
     def declaration(self) -> dict:
@@ -68,7 +71,8 @@ class Row:
         return dict(what=self.what, criterion=self.criterion, claim=self.claim, role=self.role, part=self.part,
                     paper=self.paper, paper_text=self.paper_text, source=self.source, setting=self.setting,
                     declared=self.declared, robust=self.robust, robustness=self.robustness, judge=self.judge,
-                    supersedes=self.supersedes, note=self.note, reason=self.reason)
+                    supersedes=self.supersedes, note=self.note, reason=self.reason, replaces=self.replaces,
+                    because=self.because)
 
 
 def _module(chapter: str):
