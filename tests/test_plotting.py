@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
 from eaglebook.chapters import train  # noqa: E402
+from eaglebook.chapters import newton_schulz  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -66,19 +67,19 @@ CASES = {
         entries_reference=rng.uniform(-1, 1, 100)) for _ in range(3)]),
     "plot_scorecard": lambda: plotting.plot_scorecard(
         [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced")]),
-    "plot_sv_map": lambda: plotting.plot_sv_map(
+    "plot_sv_map": lambda: newton_schulz.plot_sv_map(
         np.linspace(0, 1.7, 50), np.linspace(0, 1.7, 50) * (1 - np.linspace(0, 1.7, 50) ** 2 / 3),
         0.5 * np.linspace(0, 1.7, 50) * (3 - np.linspace(0, 1.7, 50) ** 2),
         orbits={"x0 = 0.01": np.minimum(1, 0.01 * 1.5 ** np.arange(15)), "x0 = 0.1": np.minimum(1, 0.1 * 1.5 ** np.arange(15))}),
-    "plot_spectra": lambda: plotting.plot_spectra({l: decay(10, 0.3 + 0.1 * l) for l in range(6)}, cols=3),
-    "plot_theta": lambda: plotting.plot_theta(decay(12, 0.2) * 50, predicted=decay(12, 0.2) * 40, switch=3),
-    "plot_kappa_sweep": lambda: plotting.plot_kappa_sweep(
+    "plot_spectra": lambda: newton_schulz.plot_spectra({l: decay(10, 0.3 + 0.1 * l) for l in range(6)}, cols=3),
+    "plot_theta": lambda: newton_schulz.plot_theta(decay(12, 0.2) * 50, predicted=decay(12, 0.2) * 40, switch=3),
+    "plot_kappa_sweep": lambda: newton_schulz.plot_kappa_sweep(
         [1e1, 1e2, 1e3, 1e4], {"EAGLE": [5, 8, 12, 16], "GD": [50, 500, 5000, 50000]},
         {"EAGLE": [1e-15, 1e-14, 1e-13, 1e-12], "SVD": [1e-15, 1e-15, 1e-14, 1e-13]}, reference=("log κ", [4, 8, 12, 16])),
-    "plot_eps_sweep": lambda: plotting.plot_eps_sweep([1e-2, 1e-4, 1e-6, 1e-8], {"EAGLE": [3, 4, 5, 6], "GD": [10, 20, 30, 40],
+    "plot_eps_sweep": lambda: newton_schulz.plot_eps_sweep([1e-2, 1e-4, 1e-6, 1e-8], {"EAGLE": [3, 4, 5, 6], "GD": [10, 20, 30, 40],
                                                                                   "CG": [5, 9, 13, 17]}),
-    "plot_alpha": lambda: plotting.plot_alpha([1, 2, 4, 8], [5, 9, 17, 33], fit=(4.0, 1.0)),
-    "plot_error_curves": lambda: plotting.plot_error_curves(
+    "plot_alpha": lambda: newton_schulz.plot_alpha([1, 2, 4, 8], [5, 9, 17, 33], fit=(4.0, 1.0)),
+    "plot_error_curves": lambda: newton_schulz.plot_error_curves(
         {"centralized": {"EAGLE": decay(20), "EAGLE, float32": decay(20, 0.75), "GD": decay(20, 0.95)},
          "sketched": {"EAGLE": decay(20, 0.8), "GD": decay(20, 0.97)}},
         styles={"EAGLE": "EAGLE", "EAGLE, float32": "EAGLE", "GD": "GD"}),

@@ -1,0 +1,327 @@
+"""Chapter 6 (book/06_newton_schulz.md): the Newton–Schulz connection and the theorems checked.
+
+The chapter computes; this module holds its bookkeeping: the tables of its sweeps, the phrases its
+sentences take from the data, the values of its declared comparisons (:mod:`eaglebook.comparisons.
+c06_newton_schulz`), its checks, everything its prose quotes (:func:`glued`), and its figures."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..comparisons import c06_newton_schulz as c06
+from ..ledger import Check
+from ..plotting import LINESTYLES, MARKERS, METHOD_STYLE, finish, legend_outside, subplots
+
+__all__ = ["EPS", "rule", "kappa_table", "alpha_table", "constants_table", "layers", "gd_span", "gd_median_word",
+           "mp_late", "alpha_slope_side", "alpha_linear_word", "recorded", "checks", "glued", "plot_sv_map",
+           "plot_spectra", "plot_theta", "plot_kappa_sweep", "plot_eps_sweep", "plot_alpha", "plot_error_curves"]
+
+#: The float64 unit roundoff (the checks' tolerances are multiples of it; a numpy float, as the ledger has
+#: always stored these bounds).
+EPS = np.finfo(np.float64).eps
+
+
+# ---------------------------------------------------------------------------------------------- phrases
+def rule(crit, ref: str | None = None) -> str:
+    """A criterion in words, for the prose (no nested parentheses): when it counts as reproduced, then partly;
+    ``ref`` names the reference of a factor criterion."""
+    if crit.kind == "factor":
+        return (f"counts as reproduced if it is within a factor {crit.a:g} of {ref}"
+                + (f", and as partly reproduced if within a factor {crit.partly:g}" if crit.partly else ""))
+    if crit.kind == "at_least":
+        return (f"counts as reproduced if it is at least {crit.a:g}"
+                + (f", and as partly reproduced if at least {crit.partly:g}" if crit.partly else ""))
+    raise ValueError(f"no wording for a criterion of kind {crit.kind!r}")
+
+
+def layers(k) -> str:
+    """``k`` layers in words: "1 layer", "2 layers"."""
+    return f"{k:g} layer{'s' if k != 1 else ''}"
+
+
+def gd_span(diffs) -> str:
+    """How GD++'s depth compares with EAGLE's iterations over the sweep; ``diffs``: GD++ layers − EAGLE
+    iterations to the same accuracy, one integer per κ."""
+    lo, hi = min(diffs), max(diffs)
+    if lo == hi:
+        return ("as many layers as EAGLE needs iterations" if lo == 0 else
+                f"{layers(abs(lo))} {'more' if lo > 0 else 'fewer'} than EAGLE needs iterations") + " at every κ"
+    if lo == 0 or hi == 0:
+        return ("as many layers as EAGLE needs iterations or up to "
+                + (f"{layers(hi)} more" if lo == 0 else f"{layers(-lo)} fewer"))
+    if lo > 0:
+        return f"between {lo:g} and {layers(hi)} more than EAGLE needs iterations"
+    if hi < 0:
+        return f"between {-hi:g} and {layers(-lo)} fewer than EAGLE needs iterations"
+    return f"from {layers(-lo)} fewer to {layers(hi)} more than EAGLE needs iterations"
+
+
+def gd_median_word(diffs) -> str:
+    """The median of ``diffs`` (see :func:`gd_span`) in words."""
+    med = float(np.median(diffs))
+    return "the same depth" if med == 0 else f"{layers(abs(med))} {'more' if med > 0 else 'fewer'} for GD++"
+
+
+def mp_late(kappas, counts) -> str:
+    """What `make_problem`'s iteration count does from κ = 1e6 on (``counts``: iterations to 1e-6 per κ, NaN
+    where never reached).  The prose says the count stops growing there: asserted (at most 25% above the
+    count at 1e6)."""
+    late = np.asarray(counts, dtype=float)[np.asarray(kappas) >= 1e6]
+    if not late.size:
+        return "the sweep stops before it"
+    assert np.nanmax(late) <= 1.25 * late[0], "prose: make_problem's count stops growing near κ = 1e6"
+    return f"between {np.nanmin(late):.0f} and {np.nanmax(late):.0f} iterations from there to the largest κ"
+
+
+def alpha_slope_side(slope: float) -> str:
+    """Which side of ln 10⁶ the α slope falls, and why that is expected (or not)."""
+    return ("below ln 10⁶: C starts with only a share of about 1/√d of its norm in the weak direction, which lowers "
+            "the count needed to reach a relative error of 10⁻⁶" if slope < np.log(1e6) else
+            "at least ln 10⁶, although C starts with only a share of about 1/√d of its norm in the weak direction, "
+            "which should lower the count needed to reach a relative error of 10⁻⁶")
+
+
+def alpha_linear_word(r2: float) -> str:
+    """"linear in 1/α" where R² meets the criterion for reproduced, else "only roughly linear in 1/α"."""
+    return "linear in 1/α" if r2 >= c06.ALPHA_LINEAR.a else "only roughly linear in 1/α"
+
+
+# ---------------------------------------------------------------------------------------------- tables
+def kappa_table(sweep: list[dict]) -> str:
+    """The κ sweep, one row per (κ, query block)."""
+    out = ["| κ | C | iterations to 1e-6 | to the floor | stopped at | status | best error | lstsq |",
+           "|---|---|---|---|---|---|---|---|"]
+    for s in sweep:
+        it6 = "—" if np.isnan(s["it6"]) else f"{s['it6']:.0f}"
+        out.append(f"| {s['kappa']:.0e} | {s['kind']} | {it6} | {s['it_best']:.0f} | {s['stop']} "
+                   f"| {s['status']} | {s['best']:.1e} | {s['lstsq']:.1e} |")
+    return "\n".join(out)
+
+
+def alpha_table(dist: list[dict]) -> str:
+    """The α sweep, one row per diversity index."""
+    return "\n".join(["| α | 1/α | iterations to 1e-6 | status | best error |", "|---|---|---|---|---|"]
+                     + [f"| {s['alpha']:.3g} | {1 / s['alpha']:.3g} | {s['it6']:.0f} | {s['status']} | {s['best']:.1e} |"
+                        for s in dist])
+
+
+def constants_table(const: dict) -> str:
+    """One row per set of constants (name → solver result)."""
+    return "\n".join(["| constants | iterations | status | final relative error |", "|---|---|---|---|"]
+                     + [f"| {k} | {r.iterations} | `{r.status}` | {r.rel_error[-1]:.1e} |" for k, r in const.items()])
+
+
+# ---------------------------------------------------------------------------------------------- bookkeeping
+def recorded(*, kappa_slope: float, kappa_r2: float, loglog: float, alpha_fit, alpha_r2: float, gd_diffs) -> dict:
+    """The values of chapter 6's declared comparisons (:mod:`eaglebook.comparisons.c06_newton_schulz`)."""
+    return dict(C6_kappa_slope=kappa_slope, C6_kappa_slope_map=kappa_slope, C6_kappa_linear=kappa_r2,
+                C6_loglog=loglog, C6_alpha_slope=alpha_fit[0], C6_alpha_linear=alpha_r2,
+                C6_gdpp_layers=np.median(gd_diffs))
+
+
+def checks(*, n: int, ns_gap: float, polar_err: float, quad_ratio: float, quad_exponent: float, error_gap: float,
+           acc_invariant: float, eps_counts, alpha_dev: float) -> list[Check]:
+    """The properties chapter 6 asserts: the Newton–Schulz identity, the polar factor, the proof's quadratic
+    phase, the error formula, the accelerated step's invariant, the ε cost and the α construction."""
+    return [
+        Check("C6_ns_identity", ns_gap, upper=4 * n * EPS,
+              what="max_ℓ ‖A_{ℓ+1}/‖A_{ℓ+1}‖ − NS(A_ℓ/‖A_ℓ‖)‖_F/√n along EAGLE (float64, κ = 1e4)"),
+        Check("C6_polar", polar_err, upper=1e4 * n * EPS, what="‖NS polar factor − U Vᵀ‖₂ (float64, κ = 1e4; bound κ·n·u)"),
+        Check("C6_quad_ratio", quad_ratio, upper=1 + 1e-3,
+              what="max θ_{ℓ+1} / (¾ θ_ℓ²) over the quadratic phase (Theorem 1's proof)"),
+        Check("C6_quad_exponent", quad_exponent, lower=1.7, upper=2.3,
+              what="fitted exponent p in θ_{ℓ+1} ∝ θ_ℓ^p for θ_ℓ < 1"),
+        Check("C6_error_formula", error_gap, upper=1e3 * n * EPS,
+              what="max_ℓ ‖(D_ℓ − D̂*) + W* N_ℓ C₀‖_F / ‖D̂*‖_F (float64, κ = 1e3)"),
+        Check("C6_acc_invariant", acc_invariant, upper=1e-12,
+              what="largest relative deviation of D_ℓ + B_ℓA_ℓ^†C_ℓ from B A^† C, rounds 2–20, polar-express, float64"),
+        Check("C6_eps_extra", eps_counts[-1] - eps_counts[1], upper=5,
+              what="extra iterations from ε = 1e-4 to 1e-14 (κ = 1e2, make_problem)"),
+        Check("C6_alpha_construction", alpha_dev, upper=1e-10,
+              what="max |diversity_index − target α| of the constructed machine blocks"),
+    ]
+
+
+def _pick(sweep: list[dict], kind: str, key: str) -> np.ndarray:
+    return np.array([s[key] for s in sweep if s["kind"] == kind])
+
+
+def glued(*, fixed, dg, n: int, polar_iterations: int, lin_rate: float, switch: int, quad_pairs: int,
+          kappas, sweep: list[dict], kappa_slope: float, eps_counts, alpha_d: int, alpha_fit, alpha_r2: float,
+          gd_diffs, const: dict, ledger) -> dict:
+    """Everything chapter 6's prose quotes, by key (``ledger``: the chapter's, its comparisons recorded).
+    Asserts what the prose states in fixed words (each message starts with "prose:")."""
+    assert abs(lin_rate / (4 / 9) - 1) < 0.05, "prose: in the linear phase θ shrinks by about 4/9 per step"
+    assert kappa_slope > c06.PER_DECADE_THEOREM, "prose: the superseded constant (6/5)·ln 10 is too small"
+    worst_it6 = _pick(sweep, "worst case", "it6")
+    floor, lstsq = _pick(sweep, "worst case", "best"), _pick(sweep, "worst case", "lstsq")
+    assert np.median(floor / lstsq) < 10, "prose: EAGLE sits on the same float64 floor as lstsq"
+    assert max(abs(x) for x in gd_diffs) <= 2, "prose: GD++ and EAGLE reach 1e-6 with the same depth (within 2)"
+    theorem, instance, scaled = const.values()
+    assert theorem.rel_error[-1] < 1e-10 and scaled.rel_error[-1] < 1e-10, "prose: these two converge"
+    assert instance.rel_error.min() > 1e-3, "prose: with the per-instance ρ the transformer's constants stall"
+    mp = _pick(sweep, "make_problem", "it6")
+    return dict(
+        C6_fp_lo=fixed[0], C6_fp_hi=fixed[-1], C6_dg_lo=dg[0], C6_dg_hi=dg[-1], C6_n=n, C6_polar_iters=polar_iterations,
+        C6_lin_rate=lin_rate, C6_switch=switch, C6_quad_pairs=quad_pairs,
+        C6_kappa_map_rule=rule(c06.KAPPA_MAP, "the reference (our derivation)"),
+        C6_kappa_first_rule=rule(c06.KAPPA_FIRST, "that first reference (also our own reading)"),
+        C6_kappa_linear_rule=rule(c06.KAPPA_LINEAR), C6_per_decade_map=c06.PER_DECADE_MAP,
+        C6_kappa_max=kappas[-1], C6_kappa_reached=kappas[~np.isnan(worst_it6)][-1],
+        C6_floor_last=floor[-1], C6_lstsq_last=lstsq[-1], C6_ratio_floor=float(np.median(floor / lstsq)),
+        C6_mp_it6_last=mp[-1], C6_mp_late=mp_late(kappas, mp),
+        C6_loglog_rule=rule(c06.LOGLOG, "the predicted 1 iteration per doubling"),
+        C6_it_e4=eps_counts[1], C6_it_e14=eps_counts[-1],
+        C6_alpha_slope_rule=rule(c06.ALPHA_SLOPE, "ln 10⁶ (our reading of the theorem's constant)"),
+        C6_alpha_linear_rule=rule(c06.ALPHA_LINEAR), C6_alpha_d=alpha_d,
+        C6_alpha_slope_side=alpha_slope_side(alpha_fit[0]), C6_alpha_linear_word=alpha_linear_word(alpha_r2),
+        C6_gd_diff_min=min(gd_diffs), C6_gd_diff_max=max(gd_diffs), C6_gd_span=gd_span(gd_diffs),
+        C6_gd_median_word=gd_median_word(gd_diffs),
+        **{f"C6_const_{k}{s}": f(r.rel_error) for k, r in zip(("theorem", "instance", "scaled"), const.values())
+           for s, f in (("", lambda e: e[-1]), ("_best", np.min))},
+        C6_findings_kappa=ledger.verdict_phrase("theorem1-kappa"), C6_findings_loglog=ledger.verdict_phrase("theorem1-loglog"),
+        C6_findings_alpha=ledger.verdict_phrase("theorem2-alpha"), C6_findings_gdpp=ledger.verdict_phrase("not-gdpp"))
+
+
+# ---------------------------------------------------------------------------------------------- figures
+def _floor(ax, y: float | None = None) -> None:
+    """A dotted horizontal line at the float64 unit roundoff (or at ``y``)."""
+    ax.axhline(np.finfo(float).eps if y is None else y, color="k", ls=":", lw=0.7)
+
+
+def plot_sv_map(x, raw, renormalised, *, fixed_points=(0.0, 1.0), orbits=None):
+    """Left: one A-update's normalised singular-value map (``raw``) and its renormalised form (Newton–Schulz,
+    ``renormalised``) against x, with the identity and the fixed points.  Right: ``orbits`` (label → values
+    x_k of the renormalised map, k = 0, 1, …) on a log axis.  Each panel's legend sits below it."""
+    fig, (ax1, ax2) = subplots(1, 2, height=3.6)
+    ax1.plot(x, raw, label=r"$x(1 - x^2/3)$", **METHOD_STYLE["GD"])
+    ax1.plot(x, renormalised, label=r"$\frac{1}{2} x(3 - x^2)$ (Newton–Schulz)", **METHOD_STYLE["EAGLE"])
+    ax1.plot(x, x, color="#999999", lw=0.7, label="identity")
+    ax1.plot(list(fixed_points), list(fixed_points), "o", color="k", ms=4, label="fixed points")
+    ax1.set_xlabel(r"$x = s / \|A\|_2$")
+    ax1.set_ylabel("image")
+    for i, (label, xs) in enumerate((orbits or {}).items()):
+        ax2.semilogy(np.arange(len(xs)), xs, marker=MARKERS[i % len(MARKERS)], ms=3, label=label,
+                     color=f"C{i % 10}", ls=LINESTYLES[(i // 10) % len(LINESTYLES)])
+    ax2.set_xlabel("step $k$")
+    ax2.set_ylabel("$x_k$")
+    for ax in (ax1, ax2):
+        legend_outside(ax, where="below")
+    return finish(fig)
+
+
+def plot_spectra(spectra: dict, *, cols: int = 4):
+    """Small multiples: for each iteration ℓ (dict key) the singular values s_i(A_ℓ)/‖A_ℓ‖₂ against i."""
+    keys = list(spectra)
+    nrows = int(np.ceil(len(keys) / cols))
+    fig, axes = subplots(nrows, cols, height=1.6 * nrows + 0.4, sharex=True, sharey=True, squeeze=False)
+    for ax, ell in zip(axes.flat, keys):
+        s = np.asarray(spectra[ell], dtype=float)
+        ax.semilogy(np.arange(1, len(s) + 1), s / s[0], color=METHOD_STYLE["EAGLE"]["color"], lw=1.2)
+        ax.set_title(rf"$\ell = {ell}$")
+    for ax in axes.flat[len(keys):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"$s_i / s_1$")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("$i$")
+    return finish(fig)
+
+
+def plot_theta(theta, *, predicted=None, switch: int | None = None):
+    """θ_ℓ = κ(E_ℓ) − 1 against ℓ (log axis), the line θ = 1, and optionally the proof's quadratic bound
+    ¾θ_{ℓ−1}² (``predicted``, aligned with ``theta``; NaN where it does not apply)."""
+    fig, ax = subplots()
+    t = np.asarray(theta, dtype=float)
+    ax.semilogy(np.arange(len(t)), t, marker="o", ms=3, label=r"$\theta_\ell$", **METHOD_STYLE["EAGLE"])
+    if predicted is not None:
+        ax.semilogy(np.arange(len(t)), predicted, "x", ms=5, color=METHOD_STYLE["transformer"]["color"],
+                    label=r"$\frac{3}{4}\theta_{\ell-1}^2$")
+    ax.axhline(1.0, color="k", lw=0.7, ls="--", label=r"$\theta = 1$")
+    if switch is not None:
+        ax.axvline(switch, color="#999999", lw=0.7, label="switch")
+    _floor(ax)
+    ax.set_xlabel(r"iteration $\ell$")
+    ax.set_ylabel(r"$\theta_\ell = \kappa(E_\ell) - 1$")
+    legend_outside(ax)
+    return finish(fig)
+
+
+def plot_kappa_sweep(kappas, iterations: dict, floors: dict, *, reference=None, eps_line=True):
+    """Left: iterations against κ (log x), one line per entry of ``iterations`` (label → counts, NaN where
+    the target was not reached), with an optional ``reference`` (label, values).  Right: the best relative
+    error each method reached against κ (``floors``: label → errors), with κ·u as a dotted line.  Each
+    panel's legend sits below it."""
+    fig, (ax1, ax2) = subplots(1, 2, height=3.8)
+    for i, (label, its) in enumerate(iterations.items()):
+        ax1.semilogx(kappas, its, marker=MARKERS[i % len(MARKERS)], ms=3, label=label, color=f"C{i % 10}")
+    if reference is not None:
+        ax1.semilogx(kappas, reference[1], color="k", lw=0.8, ls=":", label=reference[0])
+    ax1.set_xlabel(r"$\kappa(A)$")
+    ax1.set_ylabel("iterations")
+    styles = [METHOD_STYLE["EAGLE"], METHOD_STYLE["SVD"], METHOD_STYLE["GD"], METHOD_STYLE["CG"]]
+    for i, (label, err) in enumerate(floors.items()):
+        st = styles[i] if i < len(styles) else dict(color=f"C{i % 10}")
+        ax2.loglog(kappas, err, marker=".", ms=4, label=label, **st)
+    if eps_line:
+        k = np.asarray(kappas, dtype=float)
+        ax2.loglog(k, k * np.finfo(float).eps, color="#999999", lw=0.7, label=r"$\kappa\,u$")
+    ax2.set_xlabel(r"$\kappa(A)$")
+    ax2.set_ylabel("best relative error")
+    for ax in (ax1, ax2):
+        legend_outside(ax, where="below")
+    return finish(fig)
+
+
+def plot_eps_sweep(eps, series: dict):
+    """Iterations to reach relative error ε against log₁₀(1/ε); ``series``: label → counts (NaN: never)."""
+    fig, ax = subplots()
+    x = -np.log10(np.asarray(eps, dtype=float))
+    for i, (label, its) in enumerate(series.items()):
+        ax.plot(x, its, marker=MARKERS[i % len(MARKERS)], ms=3, label=label, color=f"C{(i // 2) % 10}",
+                ls="-" if i % 2 == 0 else "--")
+    ax.set_xlabel(r"$\log_{10}(1/\varepsilon)$")
+    ax.set_ylabel("iterations")
+    legend_outside(ax)
+    return finish(fig)
+
+
+def plot_alpha(inv_alpha, iterations, *, fit=None):
+    """Iterations against 1/α (distributed EAGLE), with an optional fitted line ``fit = (slope, intercept)``."""
+    fig, ax = subplots()
+    x = np.asarray(inv_alpha, dtype=float)
+    ax.plot(x, iterations, "o", ms=4, color=METHOD_STYLE["distributed"]["color"], label="distributed EAGLE")
+    if fit is not None:
+        xs = np.linspace(0, x.max() * 1.05, 50)
+        ax.plot(xs, fit[0] * xs + fit[1], color="k", lw=0.8, ls=":", label="least-squares line")
+    ax.set_xlabel(r"$1/\alpha$")
+    ax.set_ylabel("iterations")
+    legend_outside(ax)
+    return finish(fig)
+
+
+def plot_error_curves(panels: dict, *, styles: dict | None = None,
+                      xlabel: str = r"iteration $\ell$ / layers $L$", ylabel: str = "relative error"):
+    """One panel per entry of ``panels`` (title → {label: errors, or (x, errors)}; errors alone are plotted
+    at x = 1, 2, …), log y, with the float64 floor.  ``styles`` maps a label to a METHOD_STYLE key; a key
+    used a second time in a panel is drawn dotted.  Unstyled labels get the colour cycle.  Panels share
+    the y axis; one legend (entries by label; a label keeps the first panel's style) sits right of them."""
+    styles = styles or {}
+    fig, axes = subplots(1, len(panels), height=3.0, sharey=True, squeeze=False)
+    for ax, (title, curves) in zip(axes[0], panels.items()):
+        seen = set()
+        for i, (label, y) in enumerate(curves.items()):
+            x, y = (y if isinstance(y, tuple) else (np.arange(1, len(y) + 1), y))
+            key = styles.get(label)
+            st = dict(METHOD_STYLE[key]) if key else dict(color=f"C{i % 10}")
+            if key in seen:
+                st["linestyle"] = ":"
+            seen.add(key)
+            ax.semilogy(x, y, label=label, lw=1.1, **st)
+        _floor(ax)
+        ax.set_xlabel(xlabel)
+        if title:
+            ax.set_title(title)
+    axes[0, 0].set_ylabel(ylabel)
+    legend_outside(fig)   # tells alike series apart in every panel, then one legend by label
+    return finish(fig)
