@@ -33,7 +33,8 @@ def glued(nb_path: Path) -> dict[str, str]:
         for o in cell.get("outputs", []) or []:
             name = (o.get("metadata") or {}).get("scrapbook", {}).get("name")
             if name is not None:
-                text = (o.get("data") or {}).get("text/plain", "")
+                data = o.get("data") or {}     # papermill keeps a glued value under its record mime type
+                text = data.get("text/plain", data.get("application/papermill.record/text/plain", ""))
                 out[name] = "".join(text) if isinstance(text, list) else text
     return out
 
@@ -45,7 +46,7 @@ def snapshot(build: Path, claims: Path | None = None) -> dict:
     for p in sorted((claims or build / "claims" / "ci").glob("*.json")):
         led = json.loads(p.read_text())
         ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in led.get("comparisons", {}).items()},
-                           "checks": {k: [v["value"], v["ok"]] for k, v in led.get("checks", {}).items()}}
+                           "checks": {k: [v["value"], v["ok"] in (True, "True")] for k, v in led.get("checks", {}).items()}}
     return {"glued": notebooks, "ledgers": ledgers}
 
 

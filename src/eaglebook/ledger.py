@@ -209,7 +209,7 @@ class Ledger:
         if lower is None and upper is None:
             raise ValueError("a check needs a lower or an upper bound")
         v = float(value)
-        ok = math.isfinite(v) and (lower is None or v >= lower) and (upper is None or v <= upper)
+        ok = bool(math.isfinite(v) and (lower is None or v >= lower) and (upper is None or v <= upper))
         self.checks[key] = dict(value=v, lower=lower, upper=upper, ok=ok, what=what)
         glue(key, v)
         glue(f"{key}_bound", float(upper if upper is not None else lower))
