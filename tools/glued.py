@@ -45,7 +45,10 @@ def snapshot(build: Path, claims: Path | None = None) -> dict:
     ledgers = {}
     for p in sorted((claims or build / "claims" / "ci").glob("*.json")):
         led = json.loads(p.read_text())
-        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in led.get("comparisons", {}).items()},
+        comps = led.get("comparisons", {})
+        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in comps.items() if not v.get("spread")},
+                           # timing rows: their values and verdicts change from run to run (compared by key only)
+                           "timed": {k: [] for k, v in comps.items() if v.get("spread")},
                            "checks": {k: [v["value"], v["ok"] in (True, "True")] for k, v in led.get("checks", {}).items()}}
     return {"glued": notebooks, "ledgers": ledgers}
 

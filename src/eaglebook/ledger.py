@@ -39,6 +39,7 @@ from typing import Any
 from . import claims as _claims
 from .cache import repo_root
 from .glue import glue
+from .stability import Resampled, stability
 
 __all__ = ["Criterion", "within_factor", "at_most", "at_least", "in_range", "criterion", "settings_slug",
            "Comparison", "Check", "Ledger", "claims_dir",
@@ -267,7 +268,7 @@ class Ledger:
         glue(f"{key}_declared", declared)
         return c
 
-    def record(self, comparison: Comparison | str, ours: float, *, timing=None) -> str:
+    def record(self, comparison: Comparison | str, ours, *, timing=None) -> str:
         """The value of a declared comparison and its verdict (never raises on a mismatch); glue the numbers.
 
         The verdict is the criterion's, except "not judged" for an outlier-dominated statistic that is not
@@ -279,6 +280,10 @@ class Ledger:
             raise ValueError(f"comparison {key!r} was not declared: call Ledger.declare before computing it")
         c = self.declared[key]
         crit = Criterion(**c["criterion"])
+        stab = None
+        if isinstance(ours, Resampled):     # a statistic over prompts or seeds: its verdict is resampled too
+            stab = stability(ours, lambda x: crit.verdict(x, c["paper"]))
+            ours = ours.value
         v = float(ours)
         why = ""
         if not c["judge"]:
@@ -286,6 +291,10 @@ class Ledger:
         elif c["setting"] != PAPER_SETTING and _claims.claim(c["claim"]).kind != _claims.BEYOND:
             # (chapter 11's questions are about a changed setting: their setting names the change)
             verdict, why = NOT_JUDGED, "different setting"
+        elif stab is not None and not stab.stable:
+            verdict, why = NOT_JUDGED, stab.why()
+        elif timing is not None and getattr(timing, "loaded", False):
+            verdict, why = NOT_JUDGED, "loaded machine"
         elif timing is not None and not timing.decided:
             verdict, why = NOT_JUDGED, "within noise"
         elif timing is not None and len({crit.verdict(v * q / timing.median, c["paper"]) for q in (timing.lo, timing.hi)}) > 1:
@@ -303,7 +312,9 @@ class Ledger:
             # by a log factor, shows its own range, not the raw ratio's)
             spread=None if timing is None else [v * timing.lo / timing.median, v * timing.hi / timing.median, timing.repeats],
             # what the criterion alone says, also where the row is not judged (shown as evidence only)
-            criterion_verdict=crit.verdict(v, c["paper"]))
+            criterion_verdict=crit.verdict(v, c["paper"]),
+            stability=None if stab is None else stab.as_dict(),
+            load=None if timing is None or getattr(timing, "load", None) is None else [timing.load, timing.cores])
         glue(key, v)
         if c["paper"] is not None:
             glue(f"{key}_paper", float(c["paper"]))

@@ -280,6 +280,12 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
             meta = f"<br><small>source: {c.source}</small>"
         verdict = (f"**{res.verdict}**" if res.verdict in VERDICTS else f"*{res.verdict}*") + (
             f"<br><small>{res.why}</small>" if res.why else "")
+        stab = [r_.get("stability") for _, r_ in detail]
+        if detail:
+            verdict += "<br><small>resampling: " + ("; ".join(
+                (f"{r_.get('part')}: " if r_.get("part") and len(detail) > 1 else "")
+                + (f"{100 * st['share']:.0f}% of {st['resamples']} resamples of {st['n']} {st['unit']} change it"
+                   if st else "not resampled") for (_, r_), st in zip(detail, stab))) + "</small>"
         was = first[c.id]
         if (was.verdict, was.why) != (res.verdict, res.why):
             verdict += f"<br><small>as declared before the run: {was.verdict}" + (f" ({was.why})" if was.why else "") + "</small>"

@@ -45,8 +45,11 @@ class Timings:
         return float(min(s)), float(max(s))
 
     def ratio(self, a: str, b: str) -> "Ratio":
-        """The paired ratio a/b (see the module docstring)."""
-        return ratio(self.seconds[a], self.seconds[b], a, b)
+        """The paired ratio a/b (see the module docstring), with the machine's load while timing."""
+        from dataclasses import replace
+        loads = [m.get("load") for m in (self.before, self.after) if m and m.get("load") is not None]
+        cores = (self.before or {}).get("usable_cores") or (self.before or {}).get("cores")
+        return replace(ratio(self.seconds[a], self.seconds[b], a, b), load=max(loads) if loads else None, cores=cores)
 
     def as_dict(self) -> dict:
         return dict(seconds=self.seconds, before=self.before, after=self.after)
@@ -62,6 +65,13 @@ class Ratio:
     lo: float
     hi: float
     repeats: int
+    load: float | None = None     # the highest 1-minute load average before/after the timing (None: not recorded)
+    cores: int | None = None      # the cores this process may use
+
+    @property
+    def loaded(self) -> bool:
+        """The machine was busy while timing: its load reached the core count (a timing verdict is then not judged)."""
+        return self.load is not None and self.cores is not None and self.load >= self.cores
 
     @property
     def verdict(self) -> str:
