@@ -111,3 +111,14 @@ def stability(r: Resampled, verdict: Callable[[float], str], *, resamples: int =
         return Stability(share, resamples, n, r.unit)
     k, names = deciders(x, r.statistic, verdict, names=r.names)
     return Stability(share, resamples, n, r.unit, k, names)
+
+
+def phrase(st: dict | None) -> str:
+    """A ledger row's resampling, in words: "its verdict is stable under resampling the 600 prompts" or "its verdict
+    is decided by 3 of 600 prompts (17, 201, 4)"; "" for a row recorded without resampling."""
+    if not st:
+        return ""
+    if st["share"] <= FLIP_SHARE:
+        return f"its verdict is stable under resampling the {st['n']} {st['unit']}"
+    s = Stability(st["share"], st["resamples"], st["n"], st["unit"], st["k"], tuple(st["deciders"]))
+    return "its verdict is " + s.why()
