@@ -11,8 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import train  # noqa: E402
-from eaglebook.chapters import newton_schulz  # noqa: E402
+from eaglebook.chapters import benchmarks, newton_schulz, train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -89,16 +88,16 @@ CASES = {
         gd={"random": ([0.5, 0.25, 0.1], [100, 200, 500], [True, True, False]),
             "balanced": ([0.6, 0.3, 0.12], [90, 180, 450], [True, True, True])}, eps=1e-6),
     "plot_round_time": lambda: plotting.plot_round_time({"M = 2": (1e-3, 2e-3), "M = 4": (0.6e-3, 3e-3)}),
-    "plot_bench_curves": lambda: plotting.plot_bench_curves(_bench_rows(), floor=1e-16),
-    "plot_sketched": lambda: plotting.plot_sketched(
+    "plot_bench_curves": lambda: benchmarks.plot_bench_curves(_bench_rows(), floor=1e-16),
+    "plot_sketched": lambda: benchmarks.plot_sketched(
         [dict(n_over_r=q, eagle={"to": {"1e-06": {"iterations": 10 * q}}}) for q in (1, 2, 4, 8)],
         dict(s=[64, 32, 16, 8], ratio_to_full={"64": 1.0, "32": 0.7, "16": 0.4, "8": 0.3},
              paper_ms={"64": 21, "32": 16, "16": 7, "8": 5})),
-    "plot_noise": lambda: plotting.plot_noise([dict(rank=r, noise_std=0.01, runs={
+    "plot_noise": lambda: benchmarks.plot_noise([dict(rank=r, noise_std=0.01, runs={
         "EAGLE": dict(curve=dict(iteration=np.arange(1, 31), value=np.maximum(decay(30), 1e-3))),
         "GD": dict(curve=dict(iteration=np.arange(1, 31), value=np.maximum(decay(30, 0.9), 1e-3))),
         "lstsq (numpy)": dict(final=1e-3)}) for r in (5, 10)]),
-    "plot_step_grid": lambda: plotting.plot_step_grid(dict(max_iter=100, **{
+    "plot_step_grid": lambda: benchmarks.plot_step_grid(dict(max_iter=100, **{
         k: [dict(factor=f, best_median=1e-12 * f ** 4, iterations_to_1e10=[10 / f, 12 / f]) for f in (0.5, 1.0, 1.5)]
         for k in ("together", "ratio")})),
     "plot_ablations": lambda: plotting.plot_ablations(
@@ -107,13 +106,13 @@ CASES = {
         paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
     "plot_definitions": lambda: plotting.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
     "plot_failure_boundary": lambda: plotting.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
-    "plot_grid_times": lambda: plotting.plot_grid_times({
+    "plot_grid_times": lambda: benchmarks.plot_grid_times({
         shape: dict(methods=["EAGLE", "SVD", "CG"], rows=[
             dict(k=k, n=k if shape != "wide" else 4 * k, d=k if shape != "tall" else 8 * k, runs={
                 m: dict(median=c * 1e-3 * (k / 60) ** e, spread=(0.9 * c * 1e-3 * (k / 60) ** e, 1.1 * c * 1e-3 * (k / 60) ** e))
                 for m, c, e in (("EAGLE", 1.0, 2.0), ("SVD", 0.3, 2.5), ("CG", 3.0, 1.5))}) for k in (60, 120, 240, 480)])
         for shape in ("square", "tall", "wide")}),
-    "plot_floors": lambda: plotting.plot_floors(dict(
+    "plot_floors": lambda: benchmarks.plot_floors(dict(
         unit_roundoff={"float64": 2.0 ** -53, "float32": 2.0 ** -24}, methods=["EAGLE", "Newton–Schulz", "SVD", "Cholesky"],
         rows=[dict(kappa=k, runs={dt: {m: dict(final=None if (m == "Newton–Schulz" and dt == "float32" and k > 1e4) else
                                                 min(1.0, c * u * k ** e), floor=c * u * k ** e)
