@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
 from eaglebook.chapters import benchmarks, newton_schulz, train  # noqa: E402
+from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -82,12 +83,12 @@ CASES = {
         {"centralized": {"EAGLE": decay(20), "EAGLE, float32": decay(20, 0.75), "GD": decay(20, 0.95)},
          "sketched": {"EAGLE": decay(20, 0.8), "GD": decay(20, 0.97)}},
         styles={"EAGLE": "EAGLE", "EAGLE, float32": "EAGLE", "GD": "GD"}),
-    "plot_machine_sweep": lambda: plotting.plot_machine_sweep({M: decay(30, 0.5 + 0.08 * M) for M in (1, 2, 4, 8, 16)}, eps=1e-6),
-    "plot_alpha_sweep": lambda: plotting.plot_alpha_sweep(
+    "plot_machine_sweep": lambda: c8.plot_machine_sweep({M: decay(30, 0.5 + 0.08 * M) for M in (1, 2, 4, 8, 16)}, eps=1e-6),
+    "plot_alpha_sweep": lambda: c8.plot_alpha_sweep(
         {"random": ([0.5, 0.25, 0.1], [10, 20, 50]), "balanced": ([0.6, 0.3, 0.12], [9, 18, 45])},
         gd={"random": ([0.5, 0.25, 0.1], [100, 200, 500], [True, True, False]),
             "balanced": ([0.6, 0.3, 0.12], [90, 180, 450], [True, True, True])}, eps=1e-6),
-    "plot_round_time": lambda: plotting.plot_round_time({"M = 2": (1e-3, 2e-3), "M = 4": (0.6e-3, 3e-3)}),
+    "plot_round_time": lambda: c8.plot_round_time({"M = 2": (1e-3, 2e-3), "M = 4": (0.6e-3, 3e-3)}),
     "plot_bench_curves": lambda: benchmarks.plot_bench_curves(_bench_rows(), floor=1e-16),
     "plot_sketched": lambda: benchmarks.plot_sketched(
         [dict(n_over_r=q, eagle={"to": {"1e-06": {"iterations": 10 * q}}}) for q in (1, 2, 4, 8)],

@@ -641,59 +641,6 @@ def _figure_legend_by_label(fig, where: str = "right"):
     return legend_outside(fig, where=where)
 
 
-# ---------------------------------------------------------------------------------------------- chapter 8
-def plot_machine_sweep(curves: dict, *, eps: float):
-    """Relative error per round of distributed EAGLE for each number of machines M (``curves``: M → array)."""
-    fig, ax = subplots()
-    for i, (M, rel) in enumerate(curves.items()):
-        ax.semilogy(np.arange(1, len(rel) + 1), rel, label=f"M = {M}", color=plt.cm.viridis(i / max(1, len(curves) - 1)),
-                    lw=1.2, ls=LINESTYLES[i % 4])
-    ax.axhline(eps, color="k", ls=":", lw=0.7, label=f"target {eps:g}")
-    ax.set_xlabel(r"round $\ell$"); ax.set_ylabel("relative error")
-    legend_outside(ax)
-    return finish(fig)
-
-
-def plot_alpha_sweep(sweeps: dict, *, gd: dict | None = None, eps: float):
-    """Rounds to ``eps`` against 1/ᾱ on log–log axes.  ``sweeps``: label → (mean α list, rounds list);
-    ``gd``: label → (mean α list, rounds list, reached list) for distributed GD (open markers where the
-    round cap was hit: a lower bound).  EAGLE in its colour, GD in its own; within each, one marker and
-    line style per sweep."""
-    fig, ax = subplots()
-    allx = []
-    for i, (label, (al, it)) in enumerate(sweeps.items()):
-        x = 1 / np.asarray(al)
-        allx += list(x)
-        ax.loglog(x, it, marker=MARKERS[i % len(MARKERS)], ms=4, label=f"EAGLE, α {label}",
-                  color=METHOD_STYLE["EAGLE"]["color"], ls=("-", "-.")[i % 2])
-    if gd:
-        for j, (label, (al, it, ok)) in enumerate(gd.items()):
-            x, it, ok = 1 / np.asarray(al), np.asarray(it, float), np.asarray(ok, bool)
-            ax.loglog(x, it, marker=MARKERS[(j + 2) % len(MARKERS)], ms=4, label=f"distributed GD, α {label}",
-                      color=METHOD_STYLE["GD"]["color"], ls=("--", ":")[j % 2])
-            ax.scatter(x[~ok], it[~ok], facecolors="none", edgecolors=METHOD_STYLE["GD"]["color"], s=36, zorder=3,
-                       label="GD: round cap hit" if j == 0 and (~ok).any() else None)
-    x0 = np.array([min(allx), max(allx)])
-    first = next(iter(sweeps.values()))
-    ref = np.median(np.asarray(first[1]) * np.asarray(first[0]))
-    ax.loglog(x0, ref * x0, color="k", lw=0.7, ls=":", label=r"$\propto 1/\alpha$")
-    ax.set_xlabel(r"$1/\bar\alpha$"); ax.set_ylabel(f"rounds to relative error {eps:g}")
-    legend_outside(ax)
-    return finish(fig)
-
-
-def plot_round_time(parts: dict):
-    """Median wall time of a round, split into compute and communication (``parts``: label → (compute, comm) s)."""
-    labels = list(parts)
-    fig, ax = subplots(height=max(2.2, 0.45 * len(labels) + 1.2))
-    comp = np.array([parts[k][0] for k in labels]) * 1e3
-    comm = np.array([parts[k][1] for k in labels]) * 1e3
-    y = np.arange(len(labels))
-    ax.barh(y, comp, color=METHOD_STYLE["EAGLE"]["color"], label="compute (UPDATE)")
-    ax.barh(y, comm, left=comp, color=METHOD_STYLE["GD"]["color"], hatch="//", label="all_reduce")
-    ax.set_yticks(y, labels); ax.invert_yaxis()
-    ax.set_xlabel("ms per round (median)")
-    legend_outside(ax)
     return finish(fig)
 
 

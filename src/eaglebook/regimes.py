@@ -717,3 +717,9 @@ for _cls in (Unconstrained, Distributed, Sketched):
 #: The paper's three regimes, in the paper's order (what the chapters iterate over).
 PAPER: tuple[str, ...] = names()
 del _cls
+
+
+def among(name: Any, names) -> bool:
+    """Whether the regime ``name`` is one of ``names`` (aliases resolved): the one place a filter by regime name
+    (e.g. a comparison row declared for some regimes only, :class:`eaglebook.comparisons.Row`) compares names."""
+    return canonical(name) in {canonical(n) for n in names}

@@ -65,8 +65,12 @@ def machines(res: dict) -> dict[str, tuple[dict, dict]]:
             for i, (p, r) in enumerate(res.items())}
 
 
+#: The benchmark's parts (a, ..., e), by their names in its results (bench names, not regimes).
+PARTS = ("centralized", "sketched", "real", "ablations", "grid")
+
+
 def _parts(res: dict):
-    return tuple(res[p]["results"] for p in ("centralized", "sketched", "real", "ablations", "grid"))
+    return tuple(res[p]["results"] for p in PARTS)
 
 
 # ---------------------------------------------------------------------------------------------- (a) centralized

@@ -25,6 +25,7 @@ import pkgutil
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from .. import regimes
 from ..ledger import ADVANCE, EVIDENCE, PAPER_SETTING, Criterion
 
 __all__ = ["Row", "rows", "chapters"]
@@ -97,11 +98,11 @@ def rows(chapter: str, profile=None, regime: str | None = None) -> list[Row]:
         if row.each_regime:
             expanded = [row.for_regime(r) for r in REGIMES]
         elif "{regime}" in row.key:
-            if regime is None or (row.regimes is not None and regime not in row.regimes):
+            if regime is None or (row.regimes is not None and not regimes.among(regime, row.regimes)):
                 continue
             expanded = [row.for_regime(regime)]
         else:
-            if row.regimes is not None and regime not in row.regimes:
+            if row.regimes is not None and (regime is None or not regimes.among(regime, row.regimes)):
                 continue
             expanded = [row]
         out += [r for r in expanded if r.when is None or r.when(profile, regime)]
