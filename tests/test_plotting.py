@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import train  # noqa: E402
+from eaglebook.chapters import eagle, train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -52,6 +52,12 @@ CASES = {
     "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
+    "plot_variants": lambda: eagle.plot_variants(
+        {k: NS(rel_error=decay(30, 0.4 + 0.2 * i)) for i, k in enumerate(("centralized", "sketched, r = 15", "distributed, M = 3"))}),
+    "plot_side_by_side": lambda: eagle.plot_side_by_side(
+        {reg: np.stack([decay(5, 0.3 + 0.1 * i), 1.1 * decay(5, 0.3 + 0.1 * i)], axis=1) for i, reg in enumerate(regimes.PAPER)}),
+    "plot_constants": lambda: eagle.plot_constants(
+        {k: NS(rel_error=decay(60, 0.5 + 0.1 * i)) for i, k in enumerate(("theorem", "per-instance", "batch-max", "1.5 × norm"))}),
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
