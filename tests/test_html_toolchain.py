@@ -364,7 +364,7 @@ def test_open_execute_save_round_trip_keeps_the_chapter(tmp_path, monkeypatch):
 
     assert saved.startswith("---\njupytext:\n  formats: md:myst\n")
     assert "\nkernelspec:\n" in saved and "\n  display_name: Python 3\n" in saved   # not renamed by the kernel
-    assert "tags: [parameters]" in saved and "name: fig-task-blocks" in saved
+    assert "tags: [parameters, hide-cell]" in saved and "name: fig-task-blocks" in saved
     before, after = jupytext.read(src), jupytext.reads(saved, fmt="md:myst")
     assert _cells(after) == _cells(before)                        # same sources, tags, mystnb figure options
     assert after.metadata["kernelspec"] == before.metadata["kernelspec"]

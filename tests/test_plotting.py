@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import eagle, train  # noqa: E402
+from eaglebook.chapters import eagle, task, train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -41,10 +41,10 @@ def _tail(shift):
 
 
 CASES = {
-    "plot_blocks": lambda: plotting.plot_blocks(rng.standard_normal((10, 10)), _task()),
-    "plot_mask_and_regimes": lambda: plotting.plot_mask_and_regimes(
+    "plot_blocks": lambda: task.plot_blocks(rng.standard_normal((10, 10)), _task()),
+    "plot_mask_and_regimes": lambda: task.plot_mask_and_regimes(
         _task(), mask=np.tril(np.ones((10, 10))), r=3, owner=np.repeat([0, 1], 4)),
-    "plot_tail": lambda: plotting.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
+    "plot_tail": lambda: task.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
     "plot_training": lambda: train.plot_training(
         dict(train_loss=np.exp(-np.linspace(0, 6, 600)) + 1e-3 * rng.random(600), skipped=[100, 300],
              eval_step=np.arange(0, 600, 50), test_mse_mean=np.exp(-np.linspace(0, 5, 12)),
