@@ -17,7 +17,7 @@ from eaglebook import report
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 CHAPTERS = [c for c in report.toc_chapters()
-            if "tags: [parameters]" in (REPO / "book" / f"{c}.md").read_text()]
+            if "tags: [parameters" in (REPO / "book" / f"{c}.md").read_text()]   # [parameters] or [parameters, hide-cell]
 
 
 def run(cmd, cwd=REPO, env=None, timeout=900):
