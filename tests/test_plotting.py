@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import benchmarks, newton_schulz, train  # noqa: E402
+from eaglebook.chapters import benchmarks, eagle, model, newton_schulz, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -42,10 +42,10 @@ def _tail(shift):
 
 
 CASES = {
-    "plot_blocks": lambda: plotting.plot_blocks(rng.standard_normal((10, 10)), _task()),
-    "plot_mask_and_regimes": lambda: plotting.plot_mask_and_regimes(
+    "plot_blocks": lambda: task.plot_blocks(rng.standard_normal((10, 10)), _task()),
+    "plot_mask_and_regimes": lambda: task.plot_mask_and_regimes(
         _task(), mask=np.tril(np.ones((10, 10))), r=3, owner=np.repeat([0, 1], 4)),
-    "plot_tail": lambda: plotting.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
+    "plot_tail": lambda: task.plot_tail(np.exp(rng.normal(1, 0.3, 500)), xlabel="t"),
     "plot_training": lambda: train.plot_training(
         dict(train_loss=np.exp(-np.linspace(0, 6, 600)) + 1e-3 * rng.random(600), skipped=[100, 300],
              eval_step=np.arange(0, 600, 50), test_mse_mean=np.exp(-np.linspace(0, 5, 12)),
@@ -53,6 +53,13 @@ CASES = {
     "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
+    "plot_readout_sign": lambda: model.plot_readout_sign(np.maximum(decay(41, 0.4), 1e-16), 2 - decay(41, 0.4)),
+    "plot_variants": lambda: eagle.plot_variants(
+        {k: NS(rel_error=decay(30, 0.4 + 0.2 * i)) for i, k in enumerate(("centralized", "sketched, r = 15", "distributed, M = 3"))}),
+    "plot_side_by_side": lambda: eagle.plot_side_by_side(
+        {reg: np.stack([decay(5, 0.3 + 0.1 * i), 1.1 * decay(5, 0.3 + 0.1 * i)], axis=1) for i, reg in enumerate(regimes.PAPER)}),
+    "plot_constants": lambda: eagle.plot_constants(
+        {k: NS(rel_error=decay(60, 0.5 + 0.1 * i)) for i, k in enumerate(("theorem", "per-instance", "batch-max", "1.5 × norm"))}),
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
