@@ -10,11 +10,12 @@ ledger's guarantees are unchanged: a value can be recorded only under a declared
 before the run, a corrected row names the row it ``supersedes`` (which stays visible), and a statistic
 added after a run says so (``declared=after_run(...)``).
 
-Templates.  A row's ``key``, ``what`` and ``part`` may contain ``{regime}``:
+Templates.  A row's ``key``, ``what``, ``part``, ``paper_text``, ``note``, ``setting``, ``supersedes`` and ``replaces`` may
+contain ``{regime}``:
 
 - ``each_regime=True``: the row is declared once per paper regime (:data:`eaglebook.config.REGIMES`), e.g.
   chapter 3, which trains all three;
-- otherwise ``{regime}`` is the chapter's own regime (chapters 4 and 5, one page per regime), and
+- otherwise ``{regime}`` is the chapter's own regime (chapter 4, one page per regime), and
   ``regimes`` (names) limits the row to those regimes.
 """
 
@@ -64,7 +65,7 @@ class Row:
             return self
         f = lambda s: s.replace("{regime}", regime) if isinstance(s, str) else s
         return replace(self, key=f(self.key), what=f(self.what), part=f(self.part), supersedes=f(self.supersedes),
-                       replaces=f(self.replaces),
+                       replaces=f(self.replaces), paper_text=f(self.paper_text),
                        note=f(self.note), setting=f(self.setting))
 
     def declaration(self) -> dict:
