@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import train  # noqa: E402
+from eaglebook.chapters import ablations, train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -52,6 +52,12 @@ CASES = {
     "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
+    "plot_ablations": lambda: ablations.plot_ablations(
+        {k: {"eta": list(1 + 0.1 * rng.random(3)), "gamma": list(10 ** rng.uniform(0, 4, 3)),
+             "reduction": list(10 ** rng.uniform(0, 3, 3))} for k in ("base", "no clip", "one head")},
+        paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
+    "plot_definitions": lambda: ablations.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
+    "plot_failure_boundary": lambda: ablations.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
@@ -100,12 +106,6 @@ CASES = {
     "plot_step_grid": lambda: plotting.plot_step_grid(dict(max_iter=100, **{
         k: [dict(factor=f, best_median=1e-12 * f ** 4, iterations_to_1e10=[10 / f, 12 / f]) for f in (0.5, 1.0, 1.5)]
         for k in ("together", "ratio")})),
-    "plot_ablations": lambda: plotting.plot_ablations(
-        {k: {"eta": list(1 + 0.1 * rng.random(3)), "gamma": list(10 ** rng.uniform(0, 4, 3)),
-             "reduction": list(10 ** rng.uniform(0, 3, 3))} for k in ("base", "no clip", "one head")},
-        paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
-    "plot_definitions": lambda: plotting.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
-    "plot_failure_boundary": lambda: plotting.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
     "plot_grid_times": lambda: plotting.plot_grid_times({
         shape: dict(methods=["EAGLE", "SVD", "CG"], rows=[
             dict(k=k, n=k if shape != "wide" else 4 * k, d=k if shape != "tall" else 8 * k, runs={
