@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import ablations, train  # noqa: E402
+from eaglebook.chapters import ablations, beyond, train  # noqa: E402
 
 plotting.use_style()
 rng = np.random.default_rng(0)
@@ -129,10 +129,10 @@ CASES = {
         np.linspace(0, 5, 11), {"oracle": list(0.1 + 0.05 * np.linspace(0, 5, 11) ** 2),
                                 "ConstRR": list(0.12 + 0.06 * np.linspace(0, 5, 11) ** 2),
                                 "DIAG, 3 layers": list(0.11 + 0.055 * np.linspace(0, 5, 11) ** 2)}),
-    "plot_layer_constants": lambda: plotting.plot_layer_constants(
+    "plot_layer_constants": lambda: beyond.plot_layer_constants(
         {f"{L} layers": (list(np.linspace(0.8, 1.2, L)), list(np.linspace(1.5, 2.2, L))) for L in (2, 4, 8)},
         eta=1.0, gamma=1.9),
-    "plot_layer_errors": lambda: plotting.plot_layer_errors(
+    "plot_layer_errors": lambda: beyond.plot_layer_errors(
         {"model, 8 layers": list(0.1 * 0.3 ** np.arange(9)), "EAGLE, 8 iterations": list(0.1 * 10.0 ** -(2.0 ** np.arange(9) / 40))},
         floor=1e-7),
 }
@@ -296,14 +296,14 @@ def test_audit_measures_the_width_the_notebook_shows():
 def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
     """Per-layer constants of a deep model reach 1e250 and more; matplotlib's own log ticks overflow there."""
     eta, gamma = np.array([1.4, 3.2, 73.0, 1e18, top / 10]), np.array([1.9, 4.3, 1e2, 1e55, top])
-    fig = plotting.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
+    fig = beyond.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
     fig.savefig(tmp_path / f"c.{fmt}")
     b = fig.axes[1]
     assert b.get_yscale() == "log" and b.get_ylim()[0] <= 1.9 and b.get_ylim()[1] >= top
     if top > 10.0 ** plotting.LOG_SAFE_DECADES:
         assert 2 <= len(b.get_yticks()) <= 8
     plt.close(fig)
-    fig = plotting.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
+    fig = beyond.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
     fig.savefig(tmp_path / f"e.{fmt}")
     assert fig.axes[0].get_ylim()[0] > 0
     plt.close(fig)
