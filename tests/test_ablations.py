@@ -32,6 +32,7 @@ def test_ablation_configs_change_one_thing():
     with pytest.raises(ValueError, match="key"):
         ablations.ablation("r5")
     assert ablations.ablation("r8").knobs == {"r": 8} and ablations.ablation("noise").knobs == {"noise_var": 0.01}
+    assert {a.regime for a in ablations.SKETCHED} == {"sketched"} and ablations.NOISE.regime is None   # noise: any regime
 
 
 def test_an_ablation_is_a_reading_of_the_paper_exactly_when_it_keeps_every_stated_value():

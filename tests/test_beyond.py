@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import beyond, cache, claims, config, report, tasks, training
+from eaglebook import ablations, beyond, cache, claims, config, knobsets, report, tasks, training
 from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
 from eaglebook.models import LinearTransformer
 
@@ -100,6 +100,23 @@ def test_every_change_is_a_set_of_knobs_with_a_claim_of_kind_beyond():
         beyond.change("sgd").config(P.training())
     with pytest.raises(ValueError, match="allowed values: paper, softmax"):
         beyond.change("relu")
+
+
+def test_chapter_9s_ablations_and_chapter_11s_changes_are_one_type_of_knob_set():
+    P = config.get("ci")
+    assert all(isinstance(k, knobsets.KnobSet) for k in (*ablations.SKETCHED, ablations.NOISE, *beyond.CHANGES))
+    base = P.training("unconstrained", seed=0)
+    # the noise ablation of chapter 9 and the all-noise change of chapter 11 set the same knobs: the same config
+    assert ablations.NOISE.config(base) == beyond.change("noise_all").config(base)
+    s = knobsets.KnobSet("x", "x", "a probed rate and twice the steps",
+                         {"lr": knobsets.PROBED, "steps": knobsets.Derived("2 × steps", lambda c: 2 * c.steps)})
+    assert s.settings(base, lr=0.5) == {"lr": 0.5, "steps": 2 * base.steps} and repr(s.knobs["steps"]) == "2 × steps"
+    with pytest.raises(ValueError, match="needs the probed learning rate"):
+        s.settings(base)
+    with pytest.raises(ValueError, match="must be a sketched config"):
+        knobsets.KnobSet("y", "y", "y", {"r": 3}, regime="sketched").config(base)
+    with pytest.raises(ValueError, match="allowed values: x, y"):
+        knobsets.find([s, knobsets.KnobSet("y", "y", "y")], "z")
 
 
 def test_the_probe_picks_the_lowest_finite_median():

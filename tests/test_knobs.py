@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import ablations, beyond, cache, chapter, config, report, training, variants
+from eaglebook import ablations, beyond, cache, chapter, config, knobsets, report, training, variants
 from eaglebook.config import ModelConfig, TaskConfig, TrainConfig
 
 torch.set_num_threads(1)
@@ -164,7 +164,7 @@ def test_ablations_are_named_sets_of_knobs():
         assert a.config(base) == config.get("ci", knobs=a.settings(base)).training("sketched", seed=0), a.key
     assert ablations.ablation("long").settings(base) == {"steps": 2 * base.steps}
     with pytest.raises(ValueError, match="not a knob"):
-        ablations.Ablation("x", "x", "x", {"rank": 3})
+        knobsets.KnobSet("x", "x", "x", {"rank": 3})
 
 
 # ------------------------------------------------------------------------------------------ hash-neutral

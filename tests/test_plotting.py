@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import benchmarks, eagle, model, newton_schulz, task, train  # noqa: E402
+from eaglebook.chapters import ablations, beyond, benchmarks, eagle, model, newton_schulz, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -60,6 +60,12 @@ CASES = {
         {reg: np.stack([decay(5, 0.3 + 0.1 * i), 1.1 * decay(5, 0.3 + 0.1 * i)], axis=1) for i, reg in enumerate(regimes.PAPER)}),
     "plot_constants": lambda: eagle.plot_constants(
         {k: NS(rel_error=decay(60, 0.5 + 0.1 * i)) for i, k in enumerate(("theorem", "per-instance", "batch-max", "1.5 × norm"))}),
+    "plot_ablations": lambda: ablations.plot_ablations(
+        {k: {"eta": list(1 + 0.1 * rng.random(3)), "gamma": list(10 ** rng.uniform(0, 4, 3)),
+             "reduction": list(10 ** rng.uniform(0, 3, 3))} for k in ("base", "no clip", "one head")},
+        paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
+    "plot_definitions": lambda: ablations.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
+    "plot_failure_boundary": lambda: ablations.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
@@ -108,12 +114,6 @@ CASES = {
     "plot_step_grid": lambda: benchmarks.plot_step_grid(dict(max_iter=100, **{
         k: [dict(factor=f, best_median=1e-12 * f ** 4, iterations_to_1e10=[10 / f, 12 / f]) for f in (0.5, 1.0, 1.5)]
         for k in ("together", "ratio")})),
-    "plot_ablations": lambda: plotting.plot_ablations(
-        {k: {"eta": list(1 + 0.1 * rng.random(3)), "gamma": list(10 ** rng.uniform(0, 4, 3)),
-             "reduction": list(10 ** rng.uniform(0, 3, 3))} for k in ("base", "no clip", "one head")},
-        paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
-    "plot_definitions": lambda: plotting.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
-    "plot_failure_boundary": lambda: plotting.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
     "plot_grid_times": lambda: benchmarks.plot_grid_times({
         shape: dict(methods=["EAGLE", "SVD", "CG"], rows=[
             dict(k=k, n=k if shape != "wide" else 4 * k, d=k if shape != "tall" else 8 * k, runs={
@@ -137,10 +137,10 @@ CASES = {
         np.linspace(0, 5, 11), {"oracle": list(0.1 + 0.05 * np.linspace(0, 5, 11) ** 2),
                                 "ConstRR": list(0.12 + 0.06 * np.linspace(0, 5, 11) ** 2),
                                 "DIAG, 3 layers": list(0.11 + 0.055 * np.linspace(0, 5, 11) ** 2)}),
-    "plot_layer_constants": lambda: plotting.plot_layer_constants(
+    "plot_layer_constants": lambda: beyond.plot_layer_constants(
         {f"{L} layers": (list(np.linspace(0.8, 1.2, L)), list(np.linspace(1.5, 2.2, L))) for L in (2, 4, 8)},
         eta=1.0, gamma=1.9),
-    "plot_layer_errors": lambda: plotting.plot_layer_errors(
+    "plot_layer_errors": lambda: beyond.plot_layer_errors(
         {"model, 8 layers": list(0.1 * 0.3 ** np.arange(9)), "EAGLE, 8 iterations": list(0.1 * 10.0 ** -(2.0 ** np.arange(9) / 40))},
         floor=1e-7),
 }
@@ -304,14 +304,14 @@ def test_audit_measures_the_width_the_notebook_shows():
 def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
     """Per-layer constants of a deep model reach 1e250 and more; matplotlib's own log ticks overflow there."""
     eta, gamma = np.array([1.4, 3.2, 73.0, 1e18, top / 10]), np.array([1.9, 4.3, 1e2, 1e55, top])
-    fig = plotting.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
+    fig = beyond.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
     fig.savefig(tmp_path / f"c.{fmt}")
     b = fig.axes[1]
     assert b.get_yscale() == "log" and b.get_ylim()[0] <= 1.9 and b.get_ylim()[1] >= top
     if top > 10.0 ** plotting.LOG_SAFE_DECADES:
         assert 2 <= len(b.get_yticks()) <= 8
     plt.close(fig)
-    fig = plotting.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
+    fig = beyond.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
     fig.savefig(tmp_path / f"e.{fmt}")
     assert fig.axes[0].get_ylim()[0] > 0
     plt.close(fig)

@@ -257,6 +257,9 @@ def test_dask_is_the_cluster_extra_and_the_chapter_declares_with_the_shared_test
     assert any(d.startswith("dask[distributed]") for d in project["optional-dependencies"]["cluster"])
     assert re.search(r"^dask\[distributed\]", (REPO / "requirements.txt").read_text(), re.M)
     # one implementation, two callers: chapter 11 declares its questions with the criterion the study applies
+    from eaglebook import comparisons
+    questions = [r for r in comparisons.rows("11_beyond") if r.key.endswith("_same")]
+    assert len(questions) == len([c for c in beyond.CHANGES if c.claim])
+    assert all(r.criterion == beyond.CRITERION for r in questions)
     chapter = (REPO / "book" / "11_beyond.md").read_text()
-    assert "criterion=beyond.CRITERION" in chapter
     assert "beyond.tests_held(" in chapter and "beyond.same_algorithm(" in chapter and "beyond.assess(" in chapter

@@ -2,8 +2,9 @@
 held-out error, and the training-side ablations (noise, head pruning over seeds).
 
 * :data:`SKETCHED` lists the one-change ablations of the sketched regime and :data:`NOISE` the noise
-  ablation, each a named set of knob overrides (:data:`eaglebook.config.KNOBS`: the same settings a
-  chapter takes as parameters); :meth:`Ablation.config` turns one into the
+  ablation, each a :class:`~eaglebook.knobsets.KnobSet` (a named set of knob overrides,
+  :data:`eaglebook.config.KNOBS`: the same settings a chapter takes as parameters, and the type of chapter
+  11's changes too); :meth:`~eaglebook.knobsets.KnobSet.config` turns one into the
   :class:`~eaglebook.config.TrainConfig` to train (the cache key is that config's hash, so every trained
   ablation accumulates in the cache from one sitting to the next).
 * :func:`rel_diff_definitions` computes the paper's Fig. 4 relative difference between the rescaled
@@ -20,14 +21,15 @@ Pure functions of trained runs; nothing here trains (the chapter calls ``trainin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
-from . import config, extraction, regimes, tasks
+from . import config, extraction, tasks
 from .config import TrainConfig
+from .knobsets import Derived, KnobSet, find
 from .models import LinearTransformer
 from .training import Run, test_set
 
@@ -36,74 +38,35 @@ from .training import Run, test_set
 # The sketched ablations
 
 
-@dataclass(frozen=True)
-class Derived:
-    """A knob value computed from the config it changes (e.g. twice its steps); ``text`` says how."""
-    text: str
-    of: Callable[[TrainConfig], Any]
-
-    def __repr__(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class Ablation:
-    """One change to a regime's training recipe: a named set of knob overrides.
-
-    ``knobs``: knob name (:data:`eaglebook.config.KNOBS`) → value, or a :class:`Derived` value computed
-    from the base config.  ``regime``: the regime whose configs it changes (None: any).
-    ``departs``: the paper's statement this change contradicts, or ``""`` when it only fills a detail the
-    paper leaves open. Only a change that departs from nothing can become the book's default reading.
-    """
-    key: str
-    label: str
-    change: str
-    knobs: Mapping[str, Any] = field(default_factory=dict)
-    departs: str = ""
-    regime: str | None = "sketched"
-
-    def __post_init__(self):
-        config.check_knobs(self.knobs)
-
-    def settings(self, base: TrainConfig) -> dict[str, Any]:
-        """The knob overrides for ``base``, with derived values computed."""
-        return {k: (v.of(base) if isinstance(v, Derived) else v) for k, v in self.knobs.items()}
-
-    def config(self, base: TrainConfig) -> TrainConfig:
-        """``base`` (a config of the ablation's regime, from the profile) with this ablation's knobs applied."""
-        if self.regime is not None and regimes.get(base.model.regime) is not regimes.get(self.regime):
-            raise ValueError(f"argument base must be a {self.regime} config, got regime {base.model.regime!r}")
-        return config.apply_knobs(base, self.settings(base))
-
-
 _R = "r = 5 ≈ n/4 (§3, Fig. 1)"
 
-SKETCHED: tuple[Ablation, ...] = (
-    Ablation("base", "as written", "the book's default: r = 5, W_V, W_P of width r + n', init std 0.02"),
-    Ablation("r4", "r = 4", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 4}, departs=_R),
-    Ablation("r6", "r = 6", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 6}, departs=_R),
-    Ablation("r8", "r = 8", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 8}, departs=_R),
-    Ablation("init_small", "init std 0.002", "10× smaller initialisation", {"init_std": 0.002}),
-    Ablation("init_large", "init std 0.1", "5× larger initialisation", {"init_std": 0.1}),
-    Ablation("vp_full", "W_V, W_P square", "W_V, W_P of width n + n' (only W_Q, W_K compute-limited)",
-             {"vp_width": Derived("n + n′", lambda c: c.task.n + c.task.n_prime)},
-             departs="W_V, W_P ∈ R^{(n+n')×(r+n')} (§3)"),
-    Ablation("long", "2× steps", "twice the training steps", {"steps": Derived("2 × steps", lambda c: 2 * c.steps)},
-             departs="20,000 iterations (App. B.2)"),
+
+def _sketched(key: str, label: str, what: str, knobs: dict | None = None, departs: str = "") -> KnobSet:
+    return KnobSet(key, label, what, knobs or {}, departs=departs, regime="sketched")
+
+
+SKETCHED: tuple[KnobSet, ...] = (
+    _sketched("base", "as written", "the book's default: r = 5, W_V, W_P of width r + n', init std 0.02"),
+    _sketched("r4", "r = 4", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 4}, departs=_R),
+    _sketched("r6", "r = 6", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 6}, departs=_R),
+    _sketched("r8", "r = 8", "the rank of W_Q, W_K (and W_V, W_P width r + n')", {"r": 8}, departs=_R),
+    _sketched("init_small", "init std 0.002", "10× smaller initialisation", {"init_std": 0.002}),
+    _sketched("init_large", "init std 0.1", "5× larger initialisation", {"init_std": 0.1}),
+    _sketched("vp_full", "W_V, W_P square", "W_V, W_P of width n + n' (only W_Q, W_K compute-limited)",
+              {"vp_width": Derived("n + n′", lambda c: c.task.n + c.task.n_prime)},
+              departs="W_V, W_P ∈ R^{(n+n')×(r+n')} (§3)"),
+    _sketched("long", "2× steps", "twice the training steps", {"steps": Derived("2 × steps", lambda c: 2 * c.steps)},
+              departs="20,000 iterations (App. B.2)"),
 )
 
 #: The training-side noise ablation (the paper's App. C): σ² = 0.01 on every entry of X.
-NOISE = Ablation("noise", "σ² = 0.01", "noise of variance 0.01 on every entry of X (App. C, Figs. 13–14)",
-                 {"noise_var": 0.01}, regime=None)
+NOISE = KnobSet("noise", "σ² = 0.01", "noise of variance 0.01 on every entry of X (App. C, Figs. 13–14)",
+                {"noise_var": 0.01})
 
 
-def ablation(key: str) -> Ablation:
+def ablation(key: str) -> KnobSet:
     """The ablation named ``key`` (one of :data:`SKETCHED`, or :data:`NOISE`)."""
-    for a in (*SKETCHED, NOISE):
-        if a.key == key:
-            return a
-    raise ValueError(f"argument key={key!r} is not valid; allowed values: "
-                     f"{', '.join(a.key for a in (*SKETCHED, NOISE))}")
+    return find((*SKETCHED, NOISE), key)
 
 
 #: The readings of the paper's "relative difference between the rescaled W_QK and W_VP" (Fig. 4).

@@ -1,8 +1,9 @@
 """Beyond the paper (chapter 11): its open questions, each a one-change experiment on its set-up.
 
 The paper closes with its limits (linear attention only, one recipe, n = d = 18, low-rank data).  Each
-:class:`Change` is one named set of knob overrides (:data:`eaglebook.config.KNOBS`) applied to the paper's
-unconstrained configs; :func:`assess` runs the pipeline of chapters 4 and 5 on one trained model and
+change (:data:`CHANGES`) is a :class:`~eaglebook.knobsets.KnobSet`, a named set of knob overrides
+(:data:`eaglebook.config.KNOBS`; chapter 9's ablations are the same type) applied to the paper's
+unconstrained configs, with its question in words (``what``) and its claim (``claim``); :func:`assess` runs the pipeline of chapters 4 and 5 on one trained model and
 returns the statistics of the declared "same algorithm" test (:func:`same_algorithm`):
 
 1. **structure**: the mean mass of W_QK and of W_VP off diag(a I_n, b I_n') is at most
@@ -25,19 +26,18 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from . import config, extraction, ledger, scorecard, tasks
-from .ablations import Derived
+from .knobsets import PROBED, Derived, KnobSet, find
 from .config import Profile, TrainConfig
 from .solver.update import update
 from .training import Run, seeds as _seeds, test_set
 
-__all__ = ["Change", "CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
+__all__ = ["CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
            "same_algorithm", "tests_held", "median_stats", "CRITERION", "answer", "readings", "layer_errors", "order_of_convergence", "floor_targets",
            "noise_sets", "theorem1_errors", "median_kappa", "THEOREM1",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
@@ -56,76 +56,43 @@ CRITERION = ledger.at_least(4, partly=1)
 #: SGD's learning rate is not the paper's (it trains with Adam): it is chosen by a short probe over these
 #: rates (:func:`probed_lr`), by the lowest held-out median MSE.
 SGD_PROBE_LRS = (0.03, 0.1, 0.3, 1.0, 3.0)
-PROBED = "probed"
-
-
-@dataclass(frozen=True)
-class Change:
-    """One change to the paper's unconstrained set-up: ``knobs`` (knob → value, a :class:`Derived` value
-    computed from the base config, or :data:`PROBED` for SGD's probed learning rate); ``claim``: its row
-    in :mod:`eaglebook.claims` (kind ``beyond``); ``question``: what it asks, in words."""
-    key: str
-    title: str
-    question: str
-    knobs: Mapping[str, Any] = field(default_factory=dict)
-    claim: str = ""
-
-    def __post_init__(self):
-        config.check_knobs(self.knobs)
-
-    def settings(self, base: TrainConfig, lr: float | None = None) -> dict[str, Any]:
-        """The knob overrides for ``base``; ``lr``: the probed rate (needed for a change with a PROBED value)."""
-        out = {}
-        for k, v in self.knobs.items():
-            if v is PROBED or v == PROBED:
-                if lr is None:
-                    raise ValueError(f"change {self.key!r} needs the probed learning rate: pass lr=beyond.probed_lr(...)")
-                v = float(lr)
-            out[k] = v.of(base) if isinstance(v, Derived) else v
-        return out
-
-    def config(self, base: TrainConfig, lr: float | None = None) -> TrainConfig:
-        return config.apply_knobs(base, self.settings(base, lr))
 
 
 def _times(f: float, what: str) -> Derived:
     return Derived(f"{f:g} × {what}", lambda c: f * c.lr)
 
 
-CHANGES: tuple[Change, ...] = (
-    Change("paper", "the paper's set-up", "the reference: 4 layers, linear attention, Adam at 1e-3, n = d = 18",
-           claim=""),
-    Change("softmax", "softmax attention", "does the same algorithm emerge with softmax attention (same mask)?",
-           {"attention": "softmax"}, claim="b-softmax"),
-    Change("depth2", "2 layers", "with 2 layers, do the per-layer constants follow the same law?",
-           {"layers": 2}, claim="b-depth2"),
-    Change("depth8", "8 layers", "with 8 layers, do the constants follow one law, and does the error keep falling?",
-           {"layers": 8}, claim="b-depth8"),
-    Change("scale", "n = d = 36, s = 20", "at twice the size (n′ = d′ = 2), does the same algorithm emerge?",
-           {"n": 36, "d": 36, "s": 20}, claim="b-scale"),
-    Change("noise_half", "σ² = 0.01 on half the samples",
-           "noise on half of the training samples (a reading found in secondary summaries)",
-           {"noise_var": 0.01, "noise_fraction": 0.5}, claim="b-noise-half"),
-    Change("noise_all", "σ² = 0.01 on every sample", "noise on every sample (the book's reading; chapter 9)",
-           {"noise_var": 0.01}, claim="b-noise-all"),
-    Change("floor", "a full-rank floor, σ²_floor = 0.01",
-           "X = low-rank + a full-rank Gaussian part of variance 0.01: the Nyström completion is no longer the truth",
-           {"floor_var": 0.01}, claim="b-floor"),
-    Change("sgd", "SGD with momentum 0.9", "SGD with heavy-ball momentum (rate from a short probe) instead of Adam",
-           {"optimizer": "sgd", "momentum": 0.9, "lr": PROBED}, claim="b-sgd"),
-    Change("lr_low", "Adam, learning rate × 0.3", "Adam at 0.3 × the paper's learning rate",
-           {"lr": _times(0.3, "lr")}, claim="b-lr-low"),
-    Change("lr_high", "Adam, learning rate × 3", "Adam at 3 × the paper's learning rate",
-           {"lr": _times(3.0, "lr")}, claim="b-lr-high"),
+CHANGES: tuple[KnobSet, ...] = (
+    KnobSet("paper", "the paper's set-up", "the reference: 4 layers, linear attention, Adam at 1e-3, n = d = 18",
+             claim=""),
+    KnobSet("softmax", "softmax attention", "does the same algorithm emerge with softmax attention (same mask)?",
+             {"attention": "softmax"}, claim="b-softmax"),
+    KnobSet("depth2", "2 layers", "with 2 layers, do the per-layer constants follow the same law?",
+             {"layers": 2}, claim="b-depth2"),
+    KnobSet("depth8", "8 layers", "with 8 layers, do the constants follow one law, and does the error keep falling?",
+             {"layers": 8}, claim="b-depth8"),
+    KnobSet("scale", "n = d = 36, s = 20", "at twice the size (n′ = d′ = 2), does the same algorithm emerge?",
+             {"n": 36, "d": 36, "s": 20}, claim="b-scale"),
+    KnobSet("noise_half", "σ² = 0.01 on half the samples",
+             "noise on half of the training samples (a reading found in secondary summaries)",
+             {"noise_var": 0.01, "noise_fraction": 0.5}, claim="b-noise-half"),
+    KnobSet("noise_all", "σ² = 0.01 on every sample", "noise on every sample (the book's reading; chapter 9)",
+             {"noise_var": 0.01}, claim="b-noise-all"),
+    KnobSet("floor", "a full-rank floor, σ²_floor = 0.01",
+             "X = low-rank + a full-rank Gaussian part of variance 0.01: the Nyström completion is no longer the truth",
+             {"floor_var": 0.01}, claim="b-floor"),
+    KnobSet("sgd", "SGD with momentum 0.9", "SGD with heavy-ball momentum (rate from a short probe) instead of Adam",
+             {"optimizer": "sgd", "momentum": 0.9, "lr": PROBED}, claim="b-sgd"),
+    KnobSet("lr_low", "Adam, learning rate × 0.3", "Adam at 0.3 × the paper's learning rate",
+             {"lr": _times(0.3, "lr")}, claim="b-lr-low"),
+    KnobSet("lr_high", "Adam, learning rate × 3", "Adam at 3 × the paper's learning rate",
+             {"lr": _times(3.0, "lr")}, claim="b-lr-high"),
 )
 
 
-def change(key: str) -> Change:
+def change(key: str) -> KnobSet:
     """The change named ``key``; an unknown key is a ``ValueError`` listing them."""
-    for c in CHANGES:
-        if c.key == key:
-            return c
-    raise ValueError(f"argument key={key!r} is not valid; allowed values: {', '.join(c.key for c in CHANGES)}")
+    return find(CHANGES, key)
 
 
 # --------------------------------------------------------------------------------------------- configs
@@ -155,7 +122,7 @@ def probed_lr(runs: Sequence[Run]) -> float:
     return float(runs[int(np.argmin(score))].cfg.lr)
 
 
-def configs(profile: Profile, ch: Change, seeds: Sequence[int], *, lr: float | None = None) -> list[TrainConfig]:
+def configs(profile: Profile, ch: KnobSet, seeds: Sequence[int], *, lr: float | None = None) -> list[TrainConfig]:
     """The training configs of change ``ch`` for ``seeds`` (:func:`base_config`, changed)."""
     return [ch.config(base_config(profile, s), lr) for s in seeds]
 
