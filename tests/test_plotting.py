@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import benchmarks, eagle, model, newton_schulz, task, train  # noqa: E402
+from eaglebook.chapters import benchmarks, eagle, newton_schulz, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -53,7 +53,6 @@ CASES = {
     "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
-    "plot_readout_sign": lambda: model.plot_readout_sign(np.maximum(decay(41, 0.4), 1e-16), 2 - decay(41, 0.4)),
     "plot_variants": lambda: eagle.plot_variants(
         {k: NS(rel_error=decay(30, 0.4 + 0.2 * i)) for i, k in enumerate(("centralized", "sketched, r = 15", "distributed, M = 3"))}),
     "plot_side_by_side": lambda: eagle.plot_side_by_side(
