@@ -72,7 +72,8 @@ CASES = {
         entries_qk=rng.uniform(-1, 1, 100), entries_vp=rng.uniform(-1, 1, 100), sign=1,
         entries_reference=rng.uniform(-1, 1, 100)) for _ in range(3)]),
     "plot_scorecard": lambda: plotting.plot_scorecard(
-        [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced")]),
+        [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced"),
+         ("C4 (a)", 6e-4, 4e14, "not reproduced"), ("C4 (b)", 6e-4, 2e13, "not reproduced")]),
     "plot_sv_map": lambda: newton_schulz.plot_sv_map(
         np.linspace(0, 1.7, 50), np.linspace(0, 1.7, 50) * (1 - np.linspace(0, 1.7, 50) ** 2 / 3),
         0.5 * np.linspace(0, 1.7, 50) * (3 - np.linspace(0, 1.7, 50) ** 2),
@@ -314,3 +315,18 @@ def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
     fig.savefig(tmp_path / f"e.{fmt}")
     assert fig.axes[0].get_ylim()[0] > 0
     plt.close(fig)
+
+
+def test_scorecard_puts_an_outlier_on_the_edge_with_its_value():
+    pts = [("a", 1e-3, 2e-3, "reproduced"), ("b", 10.0, 40.0, "partly"), ("fid", 6e-4, 4.1e14, "not reproduced")]
+    fig = plotting.plot_scorecard(pts)
+    try:
+        ax = fig.axes[0]
+        lo, hi = ax.get_ylim()
+        assert hi < 1e3 and lo > 1e-5, "the outlier must not stretch the axes"
+        notes = [t.get_text() for t in ax.texts]
+        assert notes == ["fid: ours 4.1e+14"]
+        drawn = np.concatenate([c.get_offsets() for c in ax.collections if len(c.get_offsets())])
+        assert np.isclose(drawn[:, 1].max(), hi), "the outlier sits on the top edge"
+    finally:
+        plt.close(fig)
