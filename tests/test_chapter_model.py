@@ -37,7 +37,8 @@ def test_checks_fail_for_a_wrong_layer_or_the_wrong_sign():
 def test_glued_counts_parameters_and_names_the_setting():
     built = {k: NS(n_parameters=lambda v=v: v) for k, v in
              (("unconstrained (1 head)", 1600), ("unconstrained (8 heads)", 12800), ("sketched", 480), ("distributed", 300))}
-    g = chapter_model.glued(built, ModelConfig())
+    g = chapter_model.glued(built, ModelConfig(), readout_layers=40)
     assert (g["C2_params_unconstrained"], g["C2_params_sketched"], g["C2_params_distributed"]) == (1600, 480, 300)
+    assert (g["C2_layers"], g["C2_readout_layers"]) == (4, 40)
     assert g["C2_model_setting"] == "L = 4 linear-attention layers; sketch rank r = 5; M = 3 machines"
     assert chapter_model.model_phrase(ModelConfig(layers=8, machines=6)).startswith("L = 8 ")

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import ablations, beyond, benchmarks, eagle, model, newton_schulz, task, train  # noqa: E402
+from eaglebook.chapters import ablations, beyond, benchmarks, eagle, newton_schulz, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -53,7 +53,6 @@ CASES = {
     "plot_regime_curves": lambda: train.plot_regime_curves(
         {(reg, s): NS(history=dict(eval_step=np.arange(0, 500, 50), test_mse_median=decay(10, 0.5 + 0.1 * s)))
          for reg in regimes.PAPER for s in range(2)}),
-    "plot_readout_sign": lambda: model.plot_readout_sign(np.maximum(decay(41, 0.4), 1e-16), 2 - decay(41, 0.4)),
     "plot_variants": lambda: eagle.plot_variants(
         {k: NS(rel_error=decay(30, 0.4 + 0.2 * i)) for i, k in enumerate(("centralized", "sketched, r = 15", "distributed, M = 3"))}),
     "plot_side_by_side": lambda: eagle.plot_side_by_side(
@@ -79,7 +78,8 @@ CASES = {
         entries_qk=rng.uniform(-1, 1, 100), entries_vp=rng.uniform(-1, 1, 100), sign=1,
         entries_reference=rng.uniform(-1, 1, 100)) for _ in range(3)]),
     "plot_scorecard": lambda: plotting.plot_scorecard(
-        [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced")]),
+        [("C1", 1e-3, 2e-3, "reproduced"), ("C2", 10.0, 40.0, "partly"), ("C3", 1.0, 100.0, "not reproduced"),
+         ("C4 (a)", 6e-4, 4e14, "not reproduced"), ("C4 (b)", 6e-4, 2e13, "not reproduced")]),
     "plot_sv_map": lambda: newton_schulz.plot_sv_map(
         np.linspace(0, 1.7, 50), np.linspace(0, 1.7, 50) * (1 - np.linspace(0, 1.7, 50) ** 2 / 3),
         0.5 * np.linspace(0, 1.7, 50) * (3 - np.linspace(0, 1.7, 50) ** 2),
@@ -315,3 +315,18 @@ def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
     fig.savefig(tmp_path / f"e.{fmt}")
     assert fig.axes[0].get_ylim()[0] > 0
     plt.close(fig)
+
+
+def test_scorecard_puts_an_outlier_on_the_edge_with_its_value():
+    pts = [("a", 1e-3, 2e-3, "reproduced"), ("b", 10.0, 40.0, "partly"), ("fid", 6e-4, 4.1e14, "not reproduced")]
+    fig = plotting.plot_scorecard(pts)
+    try:
+        ax = fig.axes[0]
+        lo, hi = ax.get_ylim()
+        assert hi < 1e3 and lo > 1e-5, "the outlier must not stretch the axes"
+        notes = [t.get_text() for t in ax.texts]
+        assert notes == ["fid: ours 4.1e+14"]
+        drawn = np.concatenate([c.get_offsets() for c in ax.collections if len(c.get_offsets())])
+        assert np.isclose(drawn[:, 1].max(), hi), "the outlier sits on the top edge"
+    finally:
+        plt.close(fig)

@@ -85,9 +85,10 @@ CLAIMS: tuple[PaperClaim, ...] = (
                "camera-ready §5.1, Fig. 6 (hardware not stated)"),
     PaperClaim("sketch-n-over-r", "07_benchmarks", "Sketched EAGLE's iterations grow linearly with n/r.",
                "camera-ready §5.3, Fig. 18"),
-    PaperClaim("sketch-periter", "07_benchmarks", "A sketched iteration costs 21, 16, 7, 5 ms at s = 240, 120, 60, 30.",
+    PaperClaim("sketch-periter", "07_benchmarks", "A sketched iteration costs 21, 16, 7, 5 ms at sketch size "
+               "r = 240, 120, 60, 30.",
                "camera-ready §5.3 (hardware not stated)"),
-    PaperClaim("sgd-2.5x", "07_benchmarks", "At s = n/4 sketched EAGLE reaches 1e-2 about 2.5× faster than SGD.",
+    PaperClaim("sgd-2.5x", "07_benchmarks", "At sketch size r = n/4 sketched EAGLE reaches 1e-2 about 2.5× faster than SGD.",
                "camera-ready §5.3, Fig. 18"),
     PaperClaim("table2", "07_benchmarks", "On seven SuiteSparse matrices EAGLE is faster than SVD on all seven (average "
                "rank 1.14 of 4 against SVD, CG, LSMR).", "camera-ready §5.4, Table 2 (timed on a GPU)"),

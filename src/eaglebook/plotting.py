@@ -539,11 +539,18 @@ VERDICT_STYLE = {"reproduced": dict(color="#009E73", marker="o"), "partly": dict
                  "not reproduced": dict(color="#D55E00", marker="X"), "not judged": dict(color="#999999", marker=".")}
 
 
-def plot_scorecard(points):
+#: The scorecard's declared range (ours and the paper's values alike): a value outside it is drawn at the edge of
+#: the axes with an arrow-like marker and its value written beside it, so that one outlier cannot flatten the rest.
+SCORECARD_RANGE = (1e-5, 1e5)
+
+
+def plot_scorecard(points, *, span: tuple[float, float] = SCORECARD_RANGE):
     """Ours against the paper's value on log–log axes, one marker per claim, coloured by verdict.
 
     ``points``: iterable of ``(key, paper, ours, verdict)``; claims without a positive paper value or with
-    a non-positive or non-finite value of ours are left out (they have no place on log axes)."""
+    a non-positive or non-finite value of ours are left out (they have no place on log axes).  The axes span
+    the values inside ``span`` (padded by 3×); a point with a value outside ``span`` sits on the edge of the
+    axes (a triangle pointing off the scale) and is labelled with its key and value."""
     pts = [(k, p, o, v) for k, p, o, v in points
            if p is not None and p > 0 and o is not None and np.isfinite(o) and o > 0]
     fig, ax = subplots(height=3.6)
@@ -551,14 +558,34 @@ def plot_scorecard(points):
         ax.text(0.5, 0.5, "no claim with a numeric paper value yet", ha="center", va="center", transform=ax.transAxes)
         ax.axis("off")
         return fig
+    lo_s, hi_s = span
     p, o = np.array([x[1] for x in pts]), np.array([x[2] for x in pts])
-    lo, hi = min(p.min(), o.min()) / 3, max(p.max(), o.max()) * 3
+    inside = np.concatenate([p, o])
+    inside = inside[(inside >= lo_s) & (inside <= hi_s)]
+    lo, hi = (inside.min() / 3, inside.max() * 3) if inside.size else (lo_s, hi_s)
     ax.plot([lo, hi], [lo, hi], color="k", lw=0.7, ls=":", label="ours = paper")
     ax.fill_between([lo, hi], [lo / 3, hi / 3], [lo * 3, hi * 3], color="k", alpha=0.06, lw=0, label="within 3×")
+    off = (p < lo_s) | (p > hi_s) | (o < lo_s) | (o > hi_s)
     for verdict, style in VERDICT_STYLE.items():
-        sel = [i for i, x in enumerate(pts) if x[3] == verdict]
+        sel = [i for i, x in enumerate(pts) if x[3] == verdict and not off[i]]
         if sel:
             ax.scatter(p[sel], o[sel], s=18, label=verdict, zorder=3, **style)
+    notes = {}                                   # drawn position -> the labels of the points drawn there
+    for i in np.flatnonzero(off):
+        key, verdict = pts[i][0], pts[i][3]
+        x, y = float(np.clip(p[i], lo, hi)), float(np.clip(o[i], lo, hi))
+        marker = "^" if o[i] > hi_s else "v" if o[i] < lo_s else ">" if p[i] > hi_s else "<"
+        ax.scatter([x], [y], s=40, marker=marker, color=VERDICT_STYLE.get(verdict, {}).get("color", "k"),
+                   edgecolor="k", lw=0.5, zorder=4, clip_on=False)
+        what = f"ours {o[i]:.2g}" if not lo_s <= o[i] <= hi_s else f"paper {p[i]:.2g}"
+        notes.setdefault((x, y), []).append(f"{key}: {what}")
+    for (x, y), lines in notes.items():
+        right = x > np.sqrt(lo * hi)
+        ax.annotate("\n".join(lines), (x, y), xytext=(-6 if right else 6, -6 if y >= hi else 6), textcoords="offset points",
+                    ha="right" if right else "left", va="top" if y >= hi else "bottom", fontsize=STYLE["legend.fontsize"])
+    if off.any():
+        ax.scatter([], [], s=40, marker="^", color="white", edgecolor="k", lw=0.5,
+                   label=f"beyond $10^{{{np.log10(lo_s):g}}}$ to $10^{{{np.log10(hi_s):g}}}$: on the edge, value written")
     ax.set_xscale("log"); ax.set_yscale("log")
     ax.set_xlim(lo, hi); ax.set_ylim(lo, hi)
     ax.set_xlabel("paper"); ax.set_ylabel("ours")

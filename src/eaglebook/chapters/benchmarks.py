@@ -197,9 +197,10 @@ def sketch_slopes(r_sweep) -> dict[str, float]:
 
 
 def periter_ratio(pi: dict) -> timing.Ratio:
-    """Per-iteration time at the largest s ÷ at the smallest, paired over interleaved repeats."""
-    return timing.ratio(pi["repeats"][str(pi["s"][0])], pi["repeats"][str(pi["s"][-1])], f"s = {pi['s'][0]}",
-                        f"s = {pi['s'][-1]}")
+    """Per-iteration time at the largest sketch size r ÷ at the smallest, paired over interleaved repeats (the
+    benchmark's records keep the sizes under ``"s"``)."""
+    return timing.ratio(pi["repeats"][str(pi["s"][0])], pi["repeats"][str(pi["s"][-1])], f"r = {pi['s'][0]}",
+                        f"r = {pi['s'][-1]}")
 
 
 def sgd_ratio(vs: dict) -> timing.Ratio | None:
@@ -858,8 +859,8 @@ def plot_bench_curves(rows, *, x: str = "iteration", floor: float | None = None)
 
 
 def plot_sketched(r_sweep, per_iteration):
-    """Left: EAGLE's iterations to 1e-6 against n/r.  Right: per-iteration time at s = n, n/2, n/4, n/8
-    relative to s = n, ours against the paper's 21 : 16 : 7 : 5 ms.  Each panel's legend sits below it."""
+    """Left: EAGLE's iterations to 1e-6 against n/r.  Right: per-iteration time at sketch size r = n, n/2, n/4,
+    n/8 relative to r = n, ours against the paper's 21 : 16 : 7 : 5 ms.  Each panel's legend sits below it."""
     fig, (a1, a2) = subplots(1, 2, height=3.4)
     nr = [r["n_over_r"] for r in r_sweep]
     it = [r["eagle"]["to"]["1e-06"]["iterations"] for r in r_sweep]
@@ -877,7 +878,7 @@ def plot_sketched(r_sweep, per_iteration):
     if per_iteration.get("paper_ms"):
         pap = [per_iteration["paper_ms"][str(s)] / per_iteration["paper_ms"][str(ss[0])] for s in ss]
         a2.bar(xs + 0.2, pap, width=0.4, color="#999999", label="paper (21:16:7:5 ms)")
-    a2.set_xticks(xs, [f"s = {s}" for s in ss]); a2.set_ylabel(f"time per iteration\n/ time at s = {ss[0]}")
+    a2.set_xticks(xs, [f"r = {s}" for s in ss]); a2.set_ylabel(f"time per iteration\n/ time at r = {ss[0]}")
     for ax in (a1, a2):
         legend_outside(ax, where="below")
     return finish(fig)

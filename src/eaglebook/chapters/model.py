@@ -1,14 +1,11 @@
-"""Chapter 2 (book/02_model.md): the linear-attention transformer in three regimes, the checks that a layer
-with diagonal weights is one EAGLE-shaped step and that the prediction is read as −D_L, and its figure."""
+"""Chapter 2 (book/02_model.md): the linear-attention transformer in three regimes, and the checks that a layer
+with diagonal weights is one EAGLE-shaped step and that the prediction is read as −D_L."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..ledger import Check
-from ..plotting import METHOD_STYLE, finish, legend_outside, subplots
 
-__all__ = ["model_phrase", "checks", "glued", "plot_readout_sign"]
+__all__ = ["model_phrase", "checks", "glued"]
 
 
 def model_phrase(mcfg) -> str:
@@ -32,22 +29,10 @@ def checks(*, layer_err: dict, rel_minus, rel_plus) -> list[Check]:
                         what="‖+D_L − B A^† C‖/‖B A^† C‖ (the wrong sign)")]
 
 
-def glued(built: dict, mcfg) -> dict:
+def glued(built: dict, mcfg, *, readout_layers: int) -> dict:
     """Everything chapter 2's prose quotes beyond its checks (``built``: label -> model, as the chapter builds
-    them)."""
+    them; ``readout_layers``: the depth of the hand-set stack that settles the read-out sign)."""
     return dict(C2_params_unconstrained=built["unconstrained (1 head)"].n_parameters(),
                 C2_params_sketched=built["sketched"].n_parameters(),
                 C2_params_distributed=built["distributed"].n_parameters(),
-                C2_model_setting=model_phrase(mcfg))
-
-
-def plot_readout_sign(rel_minus, rel_plus):
-    """Relative error per layer of the prediction read as −D_ℓ and as +D_ℓ, with the float64 unit roundoff dotted."""
-    fig, ax = subplots()
-    ax.semilogy(rel_minus, label=r"read $-D_\ell$", **METHOD_STYLE["EAGLE"])
-    ax.semilogy(rel_plus, label=r"read $+D_\ell$", **METHOD_STYLE["transformer"])
-    ax.axhline(np.finfo(float).eps, color="k", ls=":", lw=0.7)
-    ax.set_xlabel(r"layer $\ell$")
-    ax.set_ylabel("relative error")
-    legend_outside(ax)
-    return finish(fig)
+                C2_layers=mcfg.layers, C2_readout_layers=readout_layers, C2_model_setting=model_phrase(mcfg))
