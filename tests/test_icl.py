@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from eaglebook import cache
+from eaglebook import cache, config
+from eaglebook import training as shared
 from eaglebook.icl import baselines as rr, models, readings, training
 from eaglebook.icl import task as icl
 
@@ -178,7 +179,32 @@ def test_training_is_deterministic_and_learns():
     a, b = training.train(TINY, progress=False), training.train(TINY, progress=False)
     assert torch.equal(a.theta, b.theta) and np.array_equal(a.eval_loss, b.eval_loss)
     assert a.eval_loss[-1] < 0.7 * a.eval_loss[0] and a.steps[-1] == TINY.steps == a.best_step
+    assert a.steps.tolist() == [0, 10, 20, 30, 40]        # at the start, every eval_every steps, at the end
     assert len(set(training.seeds(0) + training.seeds(1))) == 6
+
+
+def test_the_config_extends_the_shared_one_and_keeps_its_cache_keys():
+    """ICLTrain is a TrainConfig (the shared recipe's fields, checked there) with fields of its own; the keys of
+    the models trained before it extended TrainConfig (the shipped ones among them) stay as they were."""
+    assert isinstance(TINY, config.TrainConfig) and TINY.skip_nonfinite and TINY.optimizer == "adam"
+    assert cache.config_hash(TINY) == "fc6d7786442618af"
+    assert cache.config_hash(replace(TINY, keep_best=True)) == "8cb0325c98f943dc"
+    assert "skip_nonfinite" not in cache.canonical_json(TINY) and "lr_final" in cache.canonical_json(TINY)
+    for bad, name in ((dict(lr=0.0), "lr"), (dict(clip=-1.0), "clip"), (dict(lr_final=2.0), "lr_final"),
+                      (dict(warmup=-1), "warmup"), (dict(eval_every=0), "eval_every"), (dict(optimizer="sgd"), "optimizer"),
+                      (dict(task=config.TaskConfig()), "task"), (dict(model=config.ModelConfig()), "model")):
+        with pytest.raises(ValueError, match=name):
+            replace(TINY, **bad)
+    with pytest.raises(TypeError, match="matrix task"):
+        shared.train(TINY, progress=False)
+
+
+def test_a_nonfinite_step_is_skipped_by_the_shared_step():
+    """A learning rate that overflows: the steps whose loss is not finite leave the weights as they were
+    (:func:`eaglebook.training.clipped_step`), and their loss is recorded as it was."""
+    r = training.train(replace(TINY, model=icl.ICLModel("full", 2), lr=50.0, steps=20, eval_every=5), progress=False)
+    assert not np.isfinite(r.train_loss).all() and np.isfinite(r.train_loss[0])
+    assert torch.isfinite(r.theta).all()
 
 
 def test_keep_best_returns_the_best_evaluated_weights_and_keeps_other_hashes():

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import ablations, beyond, benchmarks, eagle, newton_schulz, task, train  # noqa: E402
+from eaglebook.chapters import ablations, beyond, benchmarks, eagle, newton_schulz, noisy_regression, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -128,12 +128,12 @@ CASES = {
                                                        ("Cholesky", 1.0, 2.0)) if not (m == "SVD" and dt == "float32")}
                                   for dt, u in (("float64", 2.0 ** -53), ("float32", 2.0 ** -24))})
               for k in (1e2, 1e4, 1e8, 1e12)])),
-    "plot_depth_losses": lambda: plotting.plot_depth_losses(
+    "plot_depth_losses": lambda: noisy_regression.plot_depth_losses(
         [1, 2, 3, 4], [1.8, 0.34, 0.03, 9e-3], {1: 1.768, 2: 0.341, 3: 0.019, 4: 9.91e-5}, floor=1e-7),
-    "plot_readings": lambda: plotting.plot_readings(
+    "plot_readings": lambda: noisy_regression.plot_readings(
         {(m, r): list(10.0 ** -np.arange(0, 5 + k)) for k, m in enumerate(("GD++", "DIAG")) for r in ("GD++", "EAGLE")},
         {m: ([1.0, 0.9, 0.8], [0.5, -0.2, 0.1]) for m in ("GD++", "DIAG")}),
-    "plot_shrinkage": lambda: plotting.plot_shrinkage(
+    "plot_shrinkage": lambda: noisy_regression.plot_shrinkage(
         np.linspace(0, 5, 11), {"oracle": list(0.1 + 0.05 * np.linspace(0, 5, 11) ** 2),
                                 "ConstRR": list(0.12 + 0.06 * np.linspace(0, 5, 11) ** 2),
                                 "DIAG, 3 layers": list(0.11 + 0.055 * np.linspace(0, 5, 11) ** 2)}),

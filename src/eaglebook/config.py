@@ -201,7 +201,13 @@ class TrainConfig:
         choice("dtype", self.dtype, ("float32", "float64"))
         choice("optimizer", self.optimizer, OPTIMIZERS)
         check_float("momentum", self.momentum, lower_open=False, upper=1.0, upper_closed=False, allowed="numbers in [0, 1)")
-        regimes.get(self.model.regime).validate(self.model, self.task)   # e.g. M must divide n
+        self.check_setup()
+
+    def check_setup(self) -> None:
+        """Check that the task and the model fit each other: here the regime's own rule (e.g. M must divide n).
+        A config that extends this one for another task (chapter 10's :class:`eaglebook.icl.task.ICLTrain`)
+        checks its own fields here."""
+        regimes.get(self.model.regime).validate(self.model, self.task)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,10 @@ rare large-‖A‖ matrices.
 :func:`train` is pure (no file I/O) unless given a checkpoint file; :func:`trained` goes through
 :func:`eaglebook.cache.cached`.
 
+The loop (:func:`run_steps`), the step's clipping and skipping (:func:`clipped_step`), the progress bar
+(:func:`progress_bar`) and the thread setting (:func:`num_threads`) are shared with chapter 10's training
+(:mod:`eaglebook.icl.training`), whose config extends :class:`~eaglebook.config.TrainConfig`.
+
 Checkpoints: :func:`trained` writes a resumable checkpoint every few minutes (:func:`checkpoint_interval`,
 ``$EAGLEBOOK_CHECKPOINT_SECONDS``) next to the cache entry; it holds the weights, the optimiser state, the
 batch generator's state, the step counter and everything recorded so far, so a run interrupted at any
@@ -27,6 +31,7 @@ point resumes from its last checkpoint and ends bit-identical to an uninterrupte
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -44,7 +49,8 @@ from . import tasks
 from .config import ModelConfig, TaskConfig, TrainConfig
 from .models import LinearTransformer
 
-__all__ = ["Run", "train", "trained", "trained_all", "train_missing", "FROM_CACHE", "THIS_MACHINE", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device"]
+__all__ = ["Run", "train", "trained", "trained_all", "train_missing", "FROM_CACHE", "THIS_MACHINE", "train_step", "adam", "evaluate", "test_set", "baselines", "seeds", "resolve_device",
+           "clipped_step", "run_steps", "progress_bar", "num_threads", "tqdm_class"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _log = logging.getLogger(__name__)
@@ -187,20 +193,31 @@ def train(cfg: TrainConfig, *, device: str | torch.device = "cpu", progress: boo
     """
     if not isinstance(cfg, TrainConfig):
         raise TypeError(f"argument cfg must be a TrainConfig, got {type(cfg).__name__}")
+    if not (isinstance(cfg.task, TaskConfig) and isinstance(cfg.model, ModelConfig)):
+        raise TypeError(f"argument cfg must be a TrainConfig of the matrix task, got a {type(cfg).__name__} "
+                        "(a config of another task trains with its own module's train)")
     if checkpoint is not None and init_state is not None:
         raise ValueError("arguments checkpoint and init_state cannot be combined: a checkpoint is matched to "
                          "its run by the config alone, which does not describe init_state")
     dev = resolve_device(device)
     dtype = _DTYPES[cfg.dtype]
     ckpt = None if checkpoint is None else _Checkpoint(Path(checkpoint), cfg, dev, checkpoint_seconds)
-    old_threads = torch.get_num_threads()
+    with num_threads(threads):
+        return _train(cfg, dev, dtype, progress, init_state, ckpt)
+
+
+@contextlib.contextmanager
+def num_threads(threads: int | None):
+    """``torch.set_num_threads(threads)`` for the duration of the block (restored afterwards); ``None``
+    leaves the setting alone."""
+    old = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(int(threads))
     try:
-        return _train(cfg, dev, dtype, progress, init_state, ckpt)
+        yield
     finally:
         if threads is not None:
-            torch.set_num_threads(old_threads)
+            torch.set_num_threads(old)
 
 
 _EVALS = ("eval_step", "test_mse_mean", "test_mse_median", "test_frac_worse_than_zero")
@@ -271,21 +288,18 @@ def _train(cfg: TrainConfig, dev: torch.device, dtype: torch.dtype, progress: bo
         live, rec = ckpt.resume(live, rec, lambda: (_Live.fresh(cfg, dev, dtype, None), _Record.fresh(cfg)))
     X_test, Xo_test = test_set(cfg)
     base = baselines(X_test, Xo_test, cfg.task)
-    bar = _bar(cfg, rec.step) if progress else None
+    bar = progress_bar(cfg.steps, f"{cfg.model.regime} seed {cfg.seed}", start=rec.step) if progress else None
     if rec.step and ckpt is not None:
         _say(ckpt.resumed_message(rec.step), bar)
-    for step in range(rec.step, cfg.steps):
-        lv, gv, stepped = train_step(live.model, live.opt, live.params, cfg, live.generator)
-        rec.add_step(step, lv, gv, stepped)
-        if bar is not None:
-            _bar_update(bar, step, lv, rec)
-        if cfg.eval_every and (step + 1) % cfg.eval_every == 0 and step + 1 < cfg.steps:
-            rec.add_eval(step + 1, evaluate(live.model, X_test, Xo_test, cfg.task))
-        if ckpt is not None and ckpt.due():
+
+    def save_if_due(step: int) -> None:
+        if ckpt.due():
             ckpt.save(live, rec, rec.seconds + time.perf_counter() - t0)
-    rec.add_eval(cfg.steps, evaluate(live.model, X_test, Xo_test, cfg.task))
-    if bar is not None:
-        bar.close()
+
+    run_steps(cfg, lambda step: train_step(live.model, live.opt, live.params, cfg, live.generator),
+              record=rec.add_step, evaluate=lambda step: rec.add_eval(step, evaluate(live.model, X_test, Xo_test, cfg.task)),
+              start=rec.step, bar=bar, postfix=lambda loss: _postfix(loss, rec),
+              after_step=None if ckpt is None else save_if_due)
     state = {k: v.detach().to("cpu").clone() for k, v in live.model.state_dict().items()}
     return Run(cfg=cfg, state_dict=state, history=rec.history(), baselines=base,
                seconds=rec.seconds + time.perf_counter() - t0, n_skipped=len(rec.skipped), device=str(dev))
@@ -303,19 +317,39 @@ def tqdm_class():
     return tqdm
 
 
-def _bar(cfg: TrainConfig, start: int):
-    """A tqdm progress bar over ``cfg.steps`` steps, starting at step ``start``."""
-    tqdm = tqdm_class()
-    return tqdm(total=cfg.steps, initial=start, desc=f"{cfg.model.regime} seed {cfg.seed}", leave=False,
-                mininterval=1.0)
+def progress_bar(total: int, desc: str, *, start: int = 0):
+    """A tqdm progress bar over ``total`` steps, starting at step ``start`` (:func:`tqdm_class`)."""
+    return tqdm_class()(total=total, initial=start, desc=desc, leave=False, mininterval=1.0)
 
 
-def _bar_update(bar, step: int, loss: float, rec: _Record) -> None:
-    bar.update(1)
-    if step % 50 == 0:
-        med = rec.evals["test_mse_median"]
-        bar.set_postfix(loss=f"{loss:.2e}", test_med=f"{med[-1]:.2e}" if med else "-", skipped=len(rec.skipped),
-                        refresh=False)
+def _postfix(loss: float, rec: _Record) -> dict[str, Any]:
+    med = rec.evals["test_mse_median"]
+    return dict(loss=f"{loss:.2e}", test_med=f"{med[-1]:.2e}" if med else "-", skipped=len(rec.skipped))
+
+
+def run_steps(cfg: TrainConfig, step, *, record, evaluate, start: int = 0, bar=None, postfix=None,
+              after_step=None) -> None:
+    """The training loop every recipe shares: steps ``start`` … ``cfg.steps − 1``.
+
+    After each, ``step(i)`` having returned (loss, pre-clip gradient norm, whether the parameters were updated)
+    (see :func:`clipped_step`): ``record(i, loss, gnorm, stepped)``; the progress ``bar`` (may be None) moves on,
+    with ``postfix(loss)`` (a dict) every 50 steps; ``evaluate(i + 1)`` after every ``cfg.eval_every`` steps
+    (0: none) but the last; ``after_step(i)`` (e.g. a checkpoint).  Then ``evaluate(cfg.steps)``, and the bar
+    closes."""
+    for i in range(start, cfg.steps):
+        lv, gv, stepped = step(i)
+        record(i, lv, gv, stepped)
+        if bar is not None:
+            bar.update(1)
+            if postfix is not None and i % 50 == 0:
+                bar.set_postfix(**postfix(lv), refresh=False)
+        if cfg.eval_every and (i + 1) % cfg.eval_every == 0 and i + 1 < cfg.steps:
+            evaluate(i + 1)
+        if after_step is not None:
+            after_step(i)
+    evaluate(cfg.steps)
+    if bar is not None:
+        bar.close()
 
 
 def _say(msg: str, bar) -> None:
@@ -338,12 +372,22 @@ def train_step(model: LinearTransformer, opt: torch.optim.Optimizer, params: lis
     X, Xo = tasks.sample_X(task, cfg.batch, generator=generator, dtype=p0.dtype, device=p0.device)
     pred = model(tasks.prompt(Xo, task))
     loss = torch.nn.functional.mse_loss(pred, X[:, task.d:, task.n:])
+    return clipped_step(loss, params, opt, cfg.clip, skip_nonfinite=cfg.skip_nonfinite)
+
+
+def clipped_step(loss: torch.Tensor, params: list, opt: torch.optim.Optimizer, clip: float, *,
+                 skip_nonfinite: bool = True) -> tuple[float, float, bool]:
+    """The end of a training step, shared by every recipe: backward from ``loss``, clip the global gradient
+    norm at ``clip``, and the optimiser's step, unless ``skip_nonfinite`` and the loss or the pre-clip gradient
+    norm is not finite (then the parameters and the optimiser's state stay as they were).
+
+    Returns (loss, pre-clip grad norm, whether the parameters were updated)."""
     for p in params:
         p.grad = None
     loss.backward()
-    gn = torch.nn.utils.clip_grad_norm_(params, cfg.clip, foreach=True)  # returns the pre-clip total norm
+    gn = torch.nn.utils.clip_grad_norm_(params, clip, foreach=True)  # returns the pre-clip total norm
     lv, gv = float(loss.detach()), float(gn)
-    if cfg.skip_nonfinite and not (math.isfinite(lv) and math.isfinite(gv)):
+    if skip_nonfinite and not (math.isfinite(lv) and math.isfinite(gv)):
         return lv, gv, False
     opt.step()
     return lv, gv, True

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import torch
 
-from ..config import check_float, check_int, choice, neutral
+from ..config import TrainConfig, check_float, check_int, choice, neutral
 
 __all__ = ["ICLTask", "ICLModel", "ICLTrain", "Batch", "sample", "prompt", "blocks", "KINDS", "NOISES", "DTYPES"]
 
@@ -76,41 +76,44 @@ class ICLModel:
 
 
 @dataclass(frozen=True)
-class ICLTrain:
-    """Everything that determines a trained model (its hash is the cache key).
+class ICLTrain(TrainConfig):
+    """Everything that determines a trained model (its hash is the cache key): the shared recipe's config
+    (:class:`eaglebook.config.TrainConfig`: steps, batch, Adam's ``lr``, global gradient-norm clipping at
+    ``clip``, the held-out set, skipping non-finite steps) for this task and these models, with two fields of
+    its own.
 
-    Adam at ``lr`` with a cosine decay to ``lr * lr_final`` over ``steps`` (after ``warmup`` linear steps),
-    global gradient-norm clipping at ``clip``, a fresh batch every step, loss ½(ŷ − y_q)² (their convention).
-    ``keep_best``: return the weights with the lowest held-out loss among the evaluations (every
-    ``eval_every`` steps) instead of the last ones: a guard against the late loss spikes of DIAG and FULL
-    (the held-out sequences are the training run's own, never the chapter's evaluation sequences).
-    Hash-neutral: configs that leave it off keep their cache keys."""
+    The learning rate decays from ``lr`` to ``lr * lr_final`` on a cosine over ``steps``, after ``warmup``
+    linear steps; the loss is ½(ŷ − y_q)² (their convention).  ``keep_best``: return the weights with the
+    lowest held-out loss among the evaluations (at step 0, every ``eval_every`` steps and at the end) instead
+    of the last ones: a guard against the late loss spikes of DIAG and FULL (the held-out sequences are the
+    training run's own, never the chapter's evaluation sequences).
+
+    Hash-neutral: ``keep_best`` while off, and ``skip_nonfinite`` (always on here), so that every config kept
+    the cache key it had before this class extended :class:`~eaglebook.config.TrainConfig`.  The optimiser is
+    Adam (``optimizer="adam"``): the shared recipe's SGD is not offered here."""
 
     task: ICLTask = field(default_factory=ICLTask)
     model: ICLModel = field(default_factory=ICLModel)
     steps: int = 3000
     batch: int = 2048
-    lr: float = 1e-3
-    lr_final: float = 0.01
-    warmup: int = 100
     clip: float = 1.0
-    seed: int = 0
-    dtype: str = "float32"
     eval_size: int = 10_000
     eval_every: int = 100
+    skip_nonfinite: bool = neutral(True)
+    lr_final: float = 0.01
+    warmup: int = 100
     keep_best: bool = neutral(False)
 
-    def __post_init__(self):
-        check_int("steps", self.steps, minimum=1)
-        check_int("batch", self.batch, minimum=1)
-        check_float("lr", self.lr, upper_closed=False, allowed="finite numbers > 0")
+    def check_setup(self) -> None:
+        if not isinstance(self.task, ICLTask):
+            raise ValueError(f"parameter task must be an ICLTask, got {type(self.task).__name__}")
+        if not isinstance(self.model, ICLModel):
+            raise ValueError(f"parameter model must be an ICLModel, got {type(self.model).__name__}")
         check_float("lr_final", self.lr_final, lower_open=False, upper=1.0, allowed="0 <= lr_final <= 1")
         check_int("warmup", self.warmup, minimum=0)
-        check_float("clip", self.clip, allowed="numbers > 0 (inf: no clipping)")
-        check_int("seed", self.seed, minimum=0)
-        choice("dtype", self.dtype, tuple(DTYPES))
         check_int("eval_size", self.eval_size, minimum=1)
         check_int("eval_every", self.eval_every, minimum=1)
+        choice("optimizer", self.optimizer, ("adam",))
 
 
 class Batch(NamedTuple):

@@ -1,9 +1,16 @@
 """Training the chapter-10 transformers, cached on disk by the hash of the whole config.
 
 Adam, a fresh batch every step, loss ½(ŷ − y_q)², global gradient-norm clipping, a linear warm-up and a
-cosine decay (see :class:`~eaglebook.icl.task.ICLTrain`).  Randomness: independent ``torch.Generator``\\ s
-(initialisation, batches, held-out set) from ``numpy.random.SeedSequence(cfg.seed)``; nothing touches the
-global RNG, so the same config gives the same model on the same machine.
+cosine decay (see :class:`~eaglebook.icl.task.ICLTrain`, which extends the shared recipe's
+:class:`~eaglebook.config.TrainConfig`).  The loop is the shared one of :mod:`eaglebook.training`
+(:func:`~eaglebook.training.run_steps`: the progress bar, the evaluations every ``eval_every`` steps and at
+the end; :func:`~eaglebook.training.clipped_step`: backward, clipping, and skipping a step whose loss or
+gradient is not finite); what is this task's own is the batch and its loss, the learning-rate schedule, the
+held-out loss and the best weights (``keep_best``).  Randomness: independent ``torch.Generator``\\ s
+(initialisation, batches, held-out set) from ``numpy.random.SeedSequence(cfg.seed)``
+(:func:`eaglebook.training.seeds`); nothing touches the global RNG, so the same config gives the same model
+on the same machine.  The optimiser is ``torch.optim.Adam`` with its default (single-tensor) kernel: the
+shipped models were trained with it, and the shared recipe's fused kernel rounds differently.
 
 :func:`trained` goes through :func:`eaglebook.cache.cached` (kind ``icl``): atomic entries, checksums,
 ``weights_only`` loading, shipped entries in ``models/icl``.  :func:`plan` is the chapter's list of models
@@ -24,6 +31,7 @@ import numpy as np
 import torch
 
 from ..config import choice
+from ..training import clipped_step, num_threads, progress_bar, run_steps, seeds
 from .baselines import loss
 from .models import LinearTransformer
 from .task import ICLModel, ICLTask, ICLTrain, DTYPES, prompt, sample
@@ -31,12 +39,6 @@ from .task import ICLModel, ICLTask, ICLTrain, DTYPES, prompt, sample
 __all__ = ["Run", "train", "trained", "recipe", "plan", "noise_tasks", "seeds", "KIND", "DEPTHS", "EVAL"]
 
 KIND = "icl"     # the cache folder
-
-
-def seeds(seed: int) -> tuple[int, int, int]:
-    """Independent 63-bit seeds (init, batches, held-out set) derived from ``seed``."""
-    ss = np.random.SeedSequence(seed).spawn(3)
-    return tuple(int(s.generate_state(2, dtype=np.uint64)[0] >> np.uint64(1)) for s in ss)
 
 
 @dataclass
@@ -74,20 +76,25 @@ def _lr_factor(cfg: ICLTrain, step: int) -> float:
     return cfg.lr_final + (1 - cfg.lr_final) * 0.5 * (1 + math.cos(math.pi * t))
 
 
-def train(cfg: ICLTrain, *, progress: bool = True) -> Run:
-    """Train one model (pure: no file I/O)."""
+def train(cfg: ICLTrain, *, progress: bool = True, threads: int | None = 1) -> Run:
+    """Train one model (pure: no file I/O).  ``threads``: as :func:`eaglebook.training.train`."""
     if not isinstance(cfg, ICLTrain):
         raise ValueError(f"argument cfg must be an ICLTrain, got {type(cfg).__name__}")
+    with num_threads(threads):
+        return _train(cfg, progress)
+
+
+def _train(cfg: ICLTrain, progress: bool) -> Run:
     dtype = DTYPES[cfg.dtype]
     s_init, s_batch, s_eval = seeds(cfg.seed)
     g_init, g_batch = torch.Generator().manual_seed(s_init), torch.Generator().manual_seed(s_batch)
     ev = sample(cfg.task, cfg.eval_size, torch.Generator().manual_seed(s_eval), dtype=torch.float64)
     Zev = prompt(ev)
     model = LinearTransformer(cfg.model, cfg.task.D, generator=g_init, dtype=dtype)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    params = list(model.parameters())
+    opt = torch.optim.Adam(params, lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(cfg, s))
     steps, ev_loss, tr_loss = [], [], np.full(cfg.steps, np.nan)
-
     best = [math.inf, model.theta.detach().clone(), 0]
 
     def evaluate(step):
@@ -99,29 +106,21 @@ def train(cfg: ICLTrain, *, progress: bool = True) -> Run:
             if cfg.keep_best and ev_loss[-1] < best[0]:
                 best[:] = [ev_loss[-1], model.theta.detach().clone(), step]
 
-    bar = None
-    if progress:
-        from ..training import tqdm_class     # tqdm.auto alone warns (TqdmWarning) where ipywidgets is missing
-        bar = tqdm_class()(total=cfg.steps, desc=f"{cfg.model.kind} L={cfg.model.layers} {cfg.task.label}", leave=False)
+    def step(_):
+        b = sample(cfg.task, cfg.batch, g_batch, dtype=dtype)
+        out = clipped_step(0.5 * ((model(prompt(b)) - b.yq) ** 2).mean(), params, opt, cfg.clip,
+                           skip_nonfinite=cfg.skip_nonfinite)
+        sched.step()
+        return out
+
+    def record(i, lv, gv, stepped):
+        tr_loss[i] = lv          # the loss of every step, a skipped one's too
+
+    bar = progress_bar(cfg.steps, f"{cfg.model.kind} L={cfg.model.layers} {cfg.task.label}") if progress else None
     t0 = time.perf_counter()
     evaluate(0)
-    for step in range(cfg.steps):
-        b = sample(cfg.task, cfg.batch, g_batch, dtype=dtype)
-        opt.zero_grad(set_to_none=True)
-        l = 0.5 * ((model(prompt(b)) - b.yq) ** 2).mean()
-        if torch.isfinite(l):
-            l.backward()
-            gn = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            if torch.isfinite(gn):
-                opt.step()
-        sched.step()
-        tr_loss[step] = float(l.detach())
-        if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            evaluate(step + 1)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    run_steps(cfg, step, record=record, evaluate=evaluate, bar=bar,
+              postfix=lambda lv: dict(loss=f"{lv:.2e}", eval=f"{ev_loss[-1]:.2e}"))
     theta = best[1] if cfg.keep_best else model.theta.detach().clone()
     return Run(cfg, theta, np.array(steps), np.array(ev_loss), tr_loss, time.perf_counter() - t0,
                best_step=best[2] if cfg.keep_best else cfg.steps)
