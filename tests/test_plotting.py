@@ -100,7 +100,8 @@ CASES = {
     "plot_alpha_sweep": lambda: c8.plot_alpha_sweep(
         {"random": ([0.5, 0.25, 0.1], [10, 20, 50]), "balanced": ([0.6, 0.3, 0.12], [9, 18, 45])},
         gd={"random": ([0.5, 0.25, 0.1], [100, 200, 500], [True, True, False]),
-            "balanced": ([0.6, 0.3, 0.12], [90, 180, 450], [True, True, True])}, eps=1e-6),
+            "balanced": ([0.6, 0.3, 0.12], [90, 180, 450], [True, True, True])},
+        cg={"random": ([0.5, 0.25, 0.1], [15, 16, 18], [True, True, False])}, eps=1e-6),
     "plot_round_time": lambda: c8.plot_round_time({"M = 2": (1e-3, 2e-3), "M = 4": (0.6e-3, 3e-3)}),
     "plot_bench_curves": lambda: benchmarks.plot_bench_curves(_bench_rows(), floor=1e-16),
     "plot_sketched": lambda: benchmarks.plot_sketched(

@@ -9,18 +9,22 @@ The science (the solvers, the process launcher) lives in :mod:`eaglebook.solver`
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..glue import and_list
-from ..ledger import Check, Criterion
+from ..glue import and_list, glue
+from ..ledger import NOT_JUDGED, Check, Criterion
 from ..plotting import LINESTYLES, MARKERS, METHOD_STYLE, finish, legend_outside, subplots
+from ..stability import FLIP_SHARE, Resampled
 
 __all__ = ["EPS", "MACHINES", "ALPHAS", "rounds_to", "words", "num", "plural", "times", "kappa_max", "sweep_summary",
-           "gd_summary", "sweep_table", "gd_alpha_note", "gd_cap_note", "gd_median_range", "gd_trend", "slope_story",
-           "dcg_table", "decide", "winners", "decision_table", "cg_capped", "cg_gd_bound", "cg_story", "cg_rank_story",
-           "checks_text", "wire_rest", "parallel_story", "round_parts", "recorded", "checks", "glued",
+           "gd_summary", "sweep_table", "alpha_runs", "alpha_slope", "gd_alpha_note", "gd_cap_note", "median_bounds",
+           "censored_why", "judge_censored", "resampling_note", "gd_median_range", "gd_trend", "slope_story",
+           "dcg_table", "cg_summary", "decide", "winners", "decision_table", "versus", "cg_vs_eagle", "cg_capped",
+           "cg_gd_bound", "cg_story", "cg_rank_story", "checks_text", "wire_rest", "with_load", "timing_verdict",
+           "load_phrase", "load_short", "parallel_story", "round_parts", "recorded", "censored", "checks", "glued",
            "plot_machine_sweep", "plot_alpha_sweep", "plot_round_time"]
 
 #: The rounds of a run: the first round whose relative error is at most EPS (the paper's Fig. 7 threshold).
@@ -84,17 +88,33 @@ def gd_summary(first: list[dict]) -> dict[str, tuple[list[float], list[float], l
                              [fp["gd"].status == "target" for fp in first])}
 
 
-def sweep_table(sweep: dict, gd: dict) -> str:
-    """The α sweep by ᾱ value: computed mean α, EAGLE's mean rounds and (camera-ready) distributed GD's rounds."""
-    rows = ["| the paper's α values | ᾱ value | computed ᾱ (mean) | EAGLE rounds (mean) | distributed GD rounds (first problem) |",
-            "|---|---|---|---|---|"]
+def sweep_table(sweep: dict, gd: dict | None = None) -> str:
+    """The α sweep by ᾱ value: computed mean α, EAGLE's mean rounds and, given ``gd``, (camera-ready) distributed
+    GD's rounds."""
+    head = "| the paper's α values | ᾱ value | computed ᾱ (mean) | EAGLE rounds (mean) |"
+    rows = [head + (" distributed GD rounds (first problem) |" if gd else ""), "|---" * (5 if gd else 4) + "|"]
     for label, targets in ALPHAS.items():
         means, rounds = sweep[label]
-        g = gd.get(label)
+        g = (gd or {}).get(label)
         for i, t in enumerate(targets):
             gd_text = "" if g is None else f"{g[1][i]:,.0f}" + ("" if g[2][i] else " (cap: lower bound)")
-            rows.append(f"| {label} | {t:g} | {means[i]:.4f} | {rounds[i]:.1f} | {gd_text} |")
+            rows.append(f"| {label} | {t:g} | {means[i]:.4f} | {rounds[i]:.1f} |" + (f" {gd_text} |" if gd else ""))
     return "\n".join(rows)
+
+
+def alpha_runs(alphas: dict, rounds: dict, label: str) -> np.ndarray:
+    """The runs of one version's α sweep as an array (run, ᾱ value, [computed α, rounds]): the unit of its
+    resampling is a run (the i-th problem of every ᾱ value)."""
+    return np.stack([np.column_stack([alphas[label, t], rounds[label, t]]) for t in ALPHAS[label]], axis=1)
+
+
+def alpha_slope(runs) -> float:
+    """The slope of log(mean rounds) against log(1 / mean computed α) over the ᾱ values (``runs``: :func:`alpha_runs`
+    or a resample of its rows)."""
+    runs = np.asarray(runs, float)
+    al = [float(np.mean(runs[:, j, 0])) for j in range(runs.shape[1])]
+    it = [float(np.mean(runs[:, j, 1])) for j in range(runs.shape[1])]
+    return float(np.polyfit(np.log(1 / np.asarray(al)), np.log(it), 1)[0])
 
 
 def gd_alpha_note(targets, g_alpha) -> str:
@@ -119,19 +139,62 @@ def gd_cap_note(g_alpha, g_ok) -> str:
              f"{n_cap} of the {n_vals} GD runs (at α = {capped_at}) hit the round cap, so their ratios are lower bounds"))
 
 
+def median_bounds(values, ok) -> tuple[float, float]:
+    """The median of per-problem ratios of which those with ``ok`` False are lower bounds (the run hit the round cap):
+    (the median as measured, a lower bound; the median with those ratios unbounded, an upper bound, inf if none)."""
+    v, ok = np.asarray(values, float), np.asarray(ok, bool)
+    return float(np.median(v)), float(np.median(np.where(ok, v, np.inf)))
+
+
+def censored_why(values, ok, criterion: Criterion, paper=None) -> str:
+    """Why a median over runs of which some hit the round cap is not judged: '' when the criterion gives the same
+    verdict at both of its bounds (:func:`median_bounds`: the lower bound alone decides), else "censored: …"."""
+    lo, hi = median_bounds(values, ok)
+    if criterion.verdict(lo, paper) == criterion.verdict(hi, paper):
+        return ""
+    n_cap = int((~np.asarray(ok, bool)).sum())
+    return (f"censored: {n_cap} of the {len(ok)} GD runs hit the round cap, so the median is known only to be at least "
+            f"{num(lo)}" + (f" and at most {num(hi)}" if np.isfinite(hi) else " (no upper bound)")
+            + ", a range that crosses a boundary of the criterion")
+
+
+def judge_censored(ledger, key: str, upper: float, why: str) -> str:
+    """After :meth:`eaglebook.ledger.Ledger.record` of a median whose value is a lower bound (runs that hit the round
+    cap count with the cap): keep its bounds in the row, and where ``why`` (:func:`censored_why`) is not empty make
+    the row "not judged: censored …" (before any other reason), glued as the ledger glues a verdict.
+
+    The rule (declared v0.4.0, 2026-12-03, for the rows of distributed GD, whose runs stop at a round cap): a lower
+    bound supports a verdict only where the criterion says the same at the bound and at the statistic's largest
+    possible value; the row's ``criterion_verdict`` keeps what the criterion says at the lower bound."""
+    row = ledger.comparisons[key]
+    row["bounds"] = [row["ours"], upper if np.isfinite(upper) else None]
+    if why:
+        earlier = row["why"] if row["verdict"] == NOT_JUDGED else ""
+        row.update(verdict=NOT_JUDGED, why="; ".join(w for w in (why, earlier) if w))
+        glue(f"{key}_verdict", f"{NOT_JUDGED}: {row['why']}")
+    ledger.save()
+    return row["verdict"]
+
+
+def resampling_note(st: dict | None) -> str:
+    """After a verdict: "; the criterion's verdict on it is stable under resampling the 4 runs" for a row whose
+    resampling leaves its verdict, '' otherwise (an unstable row's verdict says which units decide it)."""
+    if not st or st["share"] > FLIP_SHARE:
+        return ""
+    return f"; the criterion's verdict on it is stable under resampling the {st['n']} {st['unit']}"
+
+
 def gd_median_range(gd_same, g_ok, criterion: Criterion) -> str:
     """With a capped ratio the median lies between its value with that ratio as measured and with it unbounded:
-    '' when no run is capped, else that range and whether the criterion's verdict holds over it."""
+    '' when no run is capped or when that range leaves the verdict open (the row's verdict then says so:
+    :func:`censored_why`), else the range and that the verdict holds over it."""
     g_ok = np.asarray(g_ok, bool)
-    if g_ok.all():
+    if g_ok.all() or censored_why(gd_same, g_ok, criterion):
         return ""
-    hi_med = float(np.median(np.where(g_ok, gd_same, np.inf)))
-    if not np.isfinite(hi_med):
-        return " (with the capped ratio's true value unknown it has no upper bound)"
-    v_lo, v_hi = (criterion.verdict(x, None) for x in (float(np.median(gd_same)), hi_med))
-    return (f" (with the capped ratio's true value unknown the median is at most {hi_med:,.0f}"
-            + ("; the verdict holds over that whole range)" if v_lo == v_hi else
-               f", where the criterion would say {v_hi}: the verdict is that of the lower bound)"))
+    hi_med = median_bounds(gd_same, g_ok)[1]
+    return (" (with the capped ratios' true values unknown the median "
+            + (f"is at most {hi_med:,.0f}" if np.isfinite(hi_med) else "has no upper bound")
+            + "; the criterion's verdict is the same over that whole range)")
 
 
 def gd_trend(ge, g_r, g_ok, eps: float = EPS) -> str:
@@ -184,6 +247,13 @@ def dcg_table(rows: list[dict], *, d: int, kappa: float, cap: int) -> str:
     return "\n".join(out)
 
 
+def cg_summary(rows: list[dict]) -> dict[str, tuple[list[float], list[float], list[bool]]]:
+    """Distributed CG on the first problem of each camera-ready value (``rows``: the CG table's), as the α-sweep
+    figure takes a baseline: {"camera-ready": (α, rounds, reached)}."""
+    return {"camera-ready": ([r["alpha"] for r in rows], [float(r["rounds"]["CG"]) for r in rows],
+                             [not r["capped"]["CG"] for r in rows])}
+
+
 def decide(vals: dict, capped: dict) -> tuple[str, str]:
     """(winner, text): the method with the fewest, and by how much it beats the runner-up."""
     order = sorted(vals, key=vals.get)
@@ -222,6 +292,56 @@ def decision_table(rows: list[dict]) -> str:
         out.append(f"| {r['target']:g} | {r['alpha']:.3g} | {decide(r['rounds'], r['capped'])[1]} | "
                    f"{decide(r['bytes'], r['capped'])[1]} | {r['bytes']['EAGLE'] / min(r['bytes'].values()):.3g} |")
     return "\n".join(out)
+
+
+def versus(rows: list[dict], col: str, a: str = "CG", b: str = "EAGLE") -> list[tuple[str, list, list[float]]]:
+    """How ``a``'s ``col`` ("rounds" or "bytes") compares with ``b``'s on each problem of the CG table:
+    [(relation, the problems' ᾱ values, the factors), ...] with relation "fewer", "more", "as many" or "undecided"
+    (a capped count is a lower bound: fewer than the other is then not known), the factor being the larger count
+    over the smaller, in the order of the rows."""
+    groups: dict[str, tuple[list, list[float]]] = {}
+    for r in rows:
+        x, y = r[col][a], r[col][b]
+        if (x < y and r["capped"][a]) or (x > y and r["capped"][b]) or (x == y and (r["capped"][a] or r["capped"][b])):
+            rel, f = "undecided", float("nan")
+        else:
+            rel, f = ("fewer", y / x) if x < y else ("more", x / y) if x > y else ("as many", 1.0)
+        groups.setdefault(rel, ([], []))
+        groups[rel][0].append(r["target"])
+        groups[rel][1].append(f)
+    return [(rel, ts, fs) for rel, (ts, fs) in groups.items()]
+
+
+def _by(fs) -> str:
+    fs = [f for f in fs if np.isfinite(f)]
+    if not fs:
+        return ""
+    return f"by {num(fs[0])}×" if len(fs) == 1 else f"by {num(min(fs))}× to {num(max(fs))}×"
+
+
+def cg_vs_eagle(rows: list[dict]) -> str:
+    """Distributed CG against EAGLE by rounds and by bytes, problem by problem: e.g. "needs fewer rounds than EAGLE
+    on every problem (by 2.33× to 102×), and sends fewer bytes than EAGLE on every problem (by 3.65× to 159×)"."""
+    n = len(rows)
+
+    def part(col, verb, noun):
+        out = []
+        for i, (rel, ts, fs) in enumerate(versus(rows, col)):
+            by = _by(fs) if rel in ("fewer", "more") else ""
+            if len(ts) == n:
+                where = "every problem" + (f" ({by})" if by else "")
+            else:
+                where = (f"{words(len(ts))} of the {words(n)} problems (ᾱ = {and_list(f'{t:g}' for t in ts)}"
+                         + (f"; {by})" if by else ")"))
+            what = {"fewer": "fewer", "more": "more", "as many": "as many",
+                    "undecided": "a count not ranked (a capped run)"}[rel]
+            if i == 0:
+                what = {"fewer": f"fewer {noun} than EAGLE", "more": f"more {noun} than EAGLE",
+                        "as many": f"as many {noun} as EAGLE",
+                        "undecided": f"{noun} not ranked against EAGLE's (a capped run)"}[rel]
+            out.append(f"{what} on {where}")
+        return f"{verb} " + and_list(out)
+    return f"{part('rounds', 'needs', 'rounds')}, and {part('bytes', 'sends', 'bytes')}"
 
 
 def cg_capped(rows: list[dict]) -> str:
@@ -278,17 +398,57 @@ def wire_rest(wire: float, payload: float, M: int) -> str:
             if extra >= 0 else f"the counter shows {-extra:.0f} bytes per round fewer than that")
 
 
-def parallel_story(M: int, real, per_round: dict, cores: int) -> str:
+def with_load(r, before: dict, after: dict | None = None):
+    """The :class:`eaglebook.timing.Ratio` ``r`` with the machine's load while timing (the highest 1-minute load
+    average of the machine records ``before`` and ``after``) and its usable cores, as ``Timings.ratio`` records them:
+    for a ratio built from the repeats by hand (e.g. per round)."""
+    loads = [m.get("load") for m in (before, after) if m and m.get("load") is not None]
+    return replace(r, load=max(loads) if loads else None, cores=before.get("usable_cores") or before.get("cores"))
+
+
+def timing_verdict(r) -> str:
+    """A timing comparison's verdict for the prose: the Ratio's ("frozen faster", "within noise"), or "not judged:
+    loaded machine" where the load average reached the core count while it was timed."""
+    if getattr(r, "loaded", False):
+        return f"not judged: loaded machine (load average {r.load:.2f} on {plural(r.cores, 'usable core')})"
+    return r.verdict
+
+
+def load_phrase(r) -> str:
+    """The load while ``r`` was timed, against the cores, and what that means for its verdict."""
+    if r.load is None or r.cores is None:
+        return "the load average was not recorded, so the timing cannot be checked against the core count"
+    if r.loaded:
+        return (f"the load average reached {r.load:.2f} on {plural(r.cores, 'usable core')}, at or above the core "
+                "count, so the timing is not judged")
+    return f"the load average stayed below the {plural(r.cores, 'usable core')} (at most {r.load:.2f})"
+
+
+def load_short(r) -> str:
+    """The load while ``r`` was timed, in a parenthesis's words: "load average 4.51 on 2 usable cores: a loaded
+    machine" or "load average at most 1.01 on 16 usable cores"."""
+    if r.load is None or r.cores is None:
+        return "load average not recorded"
+    return (f"load average {r.load:.2f} on {plural(r.cores, 'usable core')}: a loaded machine" if r.loaded else
+            f"load average at most {r.load:.2f} on {plural(r.cores, 'usable core')}")
+
+
+def parallel_story(M: int, real, per_round: dict, cores: int, loaded: bool = False) -> str:
     """A round on M processes against one process doing all M machines' work (``per_round``: seconds per round
-    of the single-process repeats, "simulation" and "serial loop"), and what this machine's cores allow."""
+    of the single-process repeats, "simulation" and "serial loop"), and what this machine's cores allow; on a
+    loaded machine (``loaded``) the two times are stated, not compared."""
     single = np.concatenate([per_round["simulation"], per_round["serial loop"]])
     t_round, t_upd = float(np.median(real.time_per_round)), float(np.median(real.compute_per_round))
     per_block = float(np.median(per_round["serial loop"])) / M
     cmp_text = ("slower than" if t_round > single.max() else "faster than" if t_round < single.min() else
                 "within the spread of the repeats of")
-    return (f"A round on the {M} processes ({1e3 * t_round:.2f} ms) is {cmp_text} one process doing all {M} machines' work "
-            f"({1e3 * single.min():.2f} to {1e3 * single.max():.2f} ms over the single-process repeats, both loops). "
-            f"In a process, the UPDATE of its one block takes {1e3 * t_upd:.2f} ms, {t_upd / per_block:.2g} times the serial "
+    span = f"({1e3 * single.min():.2f} to {1e3 * single.max():.2f} ms over the single-process repeats, both loops)"
+    first = (f"A round on the {M} processes took {1e3 * t_round:.2f} ms, and one process doing all {M} machines' work "
+             f"took {1e3 * single.min():.2f} to {1e3 * single.max():.2f} ms (the single-process repeats, both loops); "
+             "the machine was loaded, so the two are not compared" if loaded else
+             f"A round on the {M} processes ({1e3 * t_round:.2f} ms) is {cmp_text} one process doing all {M} machines' "
+             f"work {span}")
+    return (f"{first}. In a process, the UPDATE of its one block takes {1e3 * t_upd:.2f} ms, {t_upd / per_block:.2g} times the serial "
             f"loop's round divided by {M} ({1e3 * per_block:.2f} ms). With a core per process a round costs about one block's "
             f"UPDATE plus the all_reduce, against about all {M} blocks' UPDATEs in one process, so real processes pay off "
             f"roughly where the all_reduce costs less than {M - 1} blocks' UPDATEs. "
@@ -310,17 +470,34 @@ def collective_bytes(run) -> float:
 
 
 # ------------------------------------------------------------------------------------ the bookkeeping
-def recorded(*, m_rounds, slopes, sweep, gd, gd_same, frozen, plain, tf, r_freeze) -> dict:
-    """The values of chapter 8's declared comparisons (:mod:`eaglebook.comparisons.c08_distributed`)."""
+def recorded(*, m_rounds, runs, sweep, gd, gd_same, frozen, plain, tf, r_freeze) -> dict:
+    """The values of chapter 8's declared comparisons (:mod:`eaglebook.comparisons.c08_distributed`): the slopes
+    resampled over the runs (``runs``: version → :func:`alpha_runs`), GD's paired median over the problems, the
+    timings with their Ratio (its load)."""
+    names = [f"ᾱ = {t:g}" for t in ALPHAS["camera-ready"]]
+    slope = {label: Resampled(r, alpha_slope, unit="runs", names=[f"run {i + 1}" for i in range(len(r))])
+             for label, r in runs.items()}
     return {
         "C8_M_spread": max(m_rounds) / min(m_rounds),
-        "C8_alpha_slope": slopes["camera-ready"], "C8_alpha_slope_v1": slopes["earlier version"],
+        "C8_alpha_slope": slope["camera-ready"], "C8_alpha_slope_v1": slope["earlier version"],
         "C8_gd_ratio": float(np.median(np.asarray(gd["camera-ready"][1]) / np.asarray(sweep["camera-ready"][1]))),
-        "C8_gd_ratio_paired": float(np.median(gd_same)),
+        "C8_gd_ratio_paired": Resampled(np.asarray(gd_same, float), np.median, unit="problems", names=names),
         "C8_freeze_rounds": frozen.iterations / plain.iterations,
-        "C8_freeze_time": min(tf.seconds["frozen"]) / min(tf.seconds["plain"]),
+        "C8_freeze_time": (min(tf.seconds["frozen"]) / min(tf.seconds["plain"]), r_freeze),
         "C8_freeze_time_paired": (r_freeze.median, r_freeze),
     }
+
+
+def censored(*, ledger, sweep, gd, gd_same) -> dict[str, tuple[float, str]]:
+    """The GD rows whose median is a lower bound where a GD run hit the round cap: key → (the median with the
+    capped ratios unbounded, why it is not judged or '') for :func:`judge_censored`."""
+    ok = np.asarray(gd["camera-ready"][2], bool)
+    first = np.asarray(gd["camera-ready"][1]) / np.asarray(sweep["camera-ready"][1])
+    out = {}
+    for key, values in (("C8_gd_ratio", first), ("C8_gd_ratio_paired", np.asarray(gd_same, float))):
+        c = ledger.declared[key]
+        out[key] = (median_bounds(values, ok)[1], censored_why(values, ok, Criterion(**c["criterion"]), c["paper"]))
+    return out
 
 
 def checks(*, m_alpha, sweep, frozen, real, sim, lean, diff, n: int, first, dcg_rows) -> list[Check]:
@@ -371,6 +548,8 @@ def _glued_sweeps(profile, m_rounds, m_kmax, sweep, gd, gd_same, first, slopes, 
         C8_gd_median_bound="at least " if not g_ok.all() else "",   # a median is a lower bound when any of its values is one
         C8_gd_median_range=gd_median_range(gd_same, g_ok, crit),
         C8_gd_trend=gd_trend(ge, g_r, g_ok), C8_slope_story=slope_story(slopes),
+        **{f"{k}_stability": resampling_note(ledger.comparisons[k].get("stability"))
+           for k in ("C8_alpha_slope", "C8_alpha_slope_v1", "C8_gd_ratio_paired")},
     )
 
 
@@ -387,15 +566,15 @@ def _glued_cg(dcg_rows) -> dict:
         C8_cg_rank_story=cg_rank_story([r["rounds"]["CG"] for r in dcg_rows], ranks),
         C8_dec_sentence=f"By rounds the winner is {and_list(a + b for a, b in w_rounds)}; by bytes it is "
                         f"{and_list(a + b for a, b in w_bytes)}",
-        C8_dec_rounds_winner=", ".join(a for a, _ in w_rounds),   # short forms, for the summary
-        C8_dec_bytes_winner=", ".join(a for a, _ in w_bytes),
+        C8_cg_vs_eagle=cg_vs_eagle(dcg_rows),    # for the findings and the summary
         C8_dec_same="so the winner by rounds is the winner by bytes on every problem here" if same else
                     "but the per-round sizes differ enough that the two columns disagree on some problems",
     )
 
 
 def _glued_freeze(f_alpha, frozen, plain, tf, r_freeze, machine_line) -> dict:
-    return dict(C8_freeze_spread=r_freeze.text(".2f"), C8_freeze_timing_verdict=r_freeze.verdict,
+    return dict(C8_freeze_spread=r_freeze.text(".2f"), C8_freeze_timing_verdict=timing_verdict(r_freeze),
+                C8_freeze_load=load_phrase(r_freeze), C8_freeze_load_short=load_short(r_freeze),
                 C8_freeze_machine=machine_line(tf.before, tf.after), C8_freeze_alpha=f_alpha,
                 C8_freeze_at=frozen.frozen_at, C8_freeze_plain=plain.iterations, C8_freeze_frozen=frozen.iterations)
 
@@ -417,12 +596,12 @@ def _glued_procs(M, real, sim, lean, diff, per_round, r_sim, ts, t_launch, machi
         C8_t_comm=1e3 * float(np.median(real.comm_per_round)),
         C8_t_sim=1e3 * float(np.median(per_round["simulation"])),
         C8_t_serial=1e3 * float(np.median(per_round["serial loop"])),
-        C8_sim_vs_serial=r_sim.text(".2f"), C8_sim_vs_serial_verdict=r_sim.verdict,
+        C8_sim_vs_serial=r_sim.text(".2f"), C8_sim_vs_serial_verdict=timing_verdict(r_sim), C8_round_load=load_phrase(r_sim),
         C8_round_machine=machine_line(ts.before, ts.after),
         C8_comm_share=100 * float(np.median(real.comm_per_round)) / t_real,
         C8_upd_share=100 * float(np.median(real.compute_per_round)) / t_real,
         C8_checks_text=checks_text(real), C8_wire_rest=wire_rest(wire, real.payload_bytes_per_round, M),
-        C8_parallel_story=parallel_story(M, real, per_round, cores),
+        C8_parallel_story=parallel_story(M, real, per_round, cores, loaded=r_sim.loaded),
         C8_t_launch=t_launch, C8_t_wall=real.wall, C8_t_outside=max(t_launch - real.wall, 0.0),
     )
 
@@ -454,11 +633,11 @@ def plot_machine_sweep(curves: dict, *, eps: float):
     return finish(fig)
 
 
-def plot_alpha_sweep(sweeps: dict, *, gd: dict | None = None, eps: float):
+def plot_alpha_sweep(sweeps: dict, *, gd: dict | None = None, cg: dict | None = None, eps: float):
     """Rounds to ``eps`` against 1/ᾱ on log–log axes.  ``sweeps``: label → (mean α list, rounds list);
-    ``gd``: label → (mean α list, rounds list, reached list) for distributed GD (open markers where the
-    round cap was hit: a lower bound).  EAGLE in its colour, GD in its own; within each, one marker and
-    line style per sweep."""
+    ``gd``, ``cg``: label → (α list, rounds list, reached list) for distributed GD and distributed CG (open
+    markers where the round cap was hit: a lower bound).  Each method in its colour; within EAGLE, one marker
+    and line style per sweep."""
     fig, ax = subplots()
     allx = []
     for i, (label, (al, it)) in enumerate(sweeps.items()):
@@ -466,13 +645,14 @@ def plot_alpha_sweep(sweeps: dict, *, gd: dict | None = None, eps: float):
         allx += list(x)
         ax.loglog(x, it, marker=MARKERS[i % len(MARKERS)], ms=4, label=f"EAGLE, α {label}",
                   color=METHOD_STYLE["EAGLE"]["color"], ls=("-", "-.")[i % 2])
-    if gd:
-        for j, (label, (al, it, ok)) in enumerate(gd.items()):
+    for m, (method, base) in enumerate((("GD", gd), ("CG", cg))):
+        for j, (label, (al, it, ok)) in enumerate((base or {}).items()):
             x, it, ok = 1 / np.asarray(al), np.asarray(it, float), np.asarray(ok, bool)
-            ax.loglog(x, it, marker=MARKERS[(j + 2) % len(MARKERS)], ms=4, label=f"distributed GD, α {label}",
-                      color=METHOD_STYLE["GD"]["color"], ls=("--", ":")[j % 2])
-            ax.scatter(x[~ok], it[~ok], facecolors="none", edgecolors=METHOD_STYLE["GD"]["color"], s=36, zorder=3,
-                       label="GD: round cap hit" if j == 0 and (~ok).any() else None)
+            colour = METHOD_STYLE[method]["color"]
+            ax.loglog(x, it, marker=MARKERS[(2 * m + j + 2) % len(MARKERS)], ms=4, label=f"distributed {method}, α {label}",
+                      color=colour, ls=(("--", ":"), ("-.", (0, (3, 1, 1, 1, 1, 1))))[m][j % 2])
+            ax.scatter(x[~ok], it[~ok], facecolors="none", edgecolors=colour, s=36, zorder=3,
+                       label=f"{method}: round cap hit" if j == 0 and (~ok).any() else None)
     x0 = np.array([min(allx), max(allx)])
     first = next(iter(sweeps.values()))
     ref = np.median(np.asarray(first[1]) * np.asarray(first[0]))
