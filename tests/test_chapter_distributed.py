@@ -75,7 +75,7 @@ def test_gd_median_range_and_censoring():
     # the upper median crosses the criterion's boundary: censored, and the range phrase leaves it to the verdict
     v, ok = [50.0, 60.0, 95.0, 99.0, 200.0], [True, False, False, True, True]
     assert c8.median_bounds(v, ok) == (95.0, 200.0)
-    assert c8.censored_why(v, ok, crit) == ("censored: 2 of the 5 GD runs hit the round cap, so the median is known only "
+    assert c8.censored_why(v, ok, crit) == ("2 of the 5 GD runs hit the round cap, so the median is known only "
                                             "to be at least 95 and at most 200, a range that crosses a boundary of the "
                                             "criterion")
     assert c8.gd_median_range(v, ok, crit) == ""
@@ -89,25 +89,24 @@ def test_gd_median_range_and_censoring():
     assert "has no upper bound" in c8.gd_median_range([400.0, 500.0, 600.0], [True, False, False], crit)
 
 
-def test_judge_censored_makes_the_row_not_judged(tmp_path, monkeypatch):
-    from eaglebook.ledger import Ledger
+def test_a_censored_median_is_not_judged_where_its_bounds_disagree(tmp_path, monkeypatch):
+    from eaglebook.ledger import Censored, Ledger
     from eaglebook.stability import Resampled
     monkeypatch.setenv("EAGLEBOOK_CLAIMS", str(tmp_path))
     led = Ledger(chapter="08_distributed", profile="test")
     for row in c08_distributed.ROWS:
         led.declare(row.key, **row.declaration())
     v, ok = np.array([276.0, 571.0, 187.0, 11.8]), [True, False, True, False]
-    led.record("C8_gd_ratio_paired", Resampled(v, np.median, unit="problems", names=["a", "b", "c", "d"]))
-    led.record("C8_gd_ratio", float(np.median(v)))
     upper, why = c8.median_bounds(v, ok)[1], c8.censored_why(v, ok, in_range(10, 100, partly=3))
-    assert c8.judge_censored(led, "C8_gd_ratio", upper, why) == "not judged"
+    assert led.record("C8_gd_ratio", Censored(float(np.median(v)), upper, why)) == "not judged"
     row = led.comparisons["C8_gd_ratio"]
-    assert row["why"] == why and row["bounds"] == [float(np.median(v)), None] and row["criterion_verdict"] == "partly"
-    assert c8.judge_censored(led, "C8_gd_ratio_paired", upper, why) == "not judged"
-    assert led.comparisons["C8_gd_ratio_paired"]["why"].startswith(why)     # the censoring first, then any other reason
-    # uncensored (the bounds agree): the row keeps its verdict, and records its bounds
-    led.record("C8_M_spread", 1.1)
-    assert c8.judge_censored(led, "C8_M_spread", 1.15, "") == "reproduced"
+    assert row["why"] == "censored: " + why and row["bounds"] == [float(np.median(v)), None]
+    assert row["criterion_verdict"] == "partly"
+    paired = Censored(Resampled(v, np.median, unit="problems", names=["a", "b", "c", "d"]), upper, why)
+    assert led.record("C8_gd_ratio_paired", paired) == "not judged"
+    assert led.comparisons["C8_gd_ratio_paired"]["why"].startswith("censored: " + why)   # the censoring first
+    # the bounds agree: the row keeps its verdict, and records its bounds
+    assert led.record("C8_M_spread", Censored(1.1, 1.15)) == "reproduced"
     assert led.comparisons["C8_M_spread"]["bounds"] == [1.1, 1.15] and led.comparisons["C8_M_spread"]["why"] == ""
 
 

@@ -41,7 +41,7 @@ from .cache import repo_root
 from .glue import glue
 from .stability import Resampled, stability
 
-__all__ = ["Criterion", "within_factor", "at_most", "at_least", "in_range", "criterion", "settings_slug",
+__all__ = ["Censored", "Criterion", "within_factor", "at_most", "at_least", "in_range", "criterion", "settings_slug",
            "Comparison", "Check", "Ledger", "claims_dir",
            "ADVANCE", "after_run", "NOT_JUDGED", "VERDICTS", "PAPER_SETTING", "HEADLINE", "EVIDENCE", "CLAIMS_ENV"]
 
@@ -166,6 +166,18 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class Censored:
+    """A statistic known only to lie in [its value, ``upper``] (e.g. a median over runs of which some hit an iteration
+    cap and count with the cap): ``value`` is a number or a :class:`eaglebook.stability.Resampled`; ``detail`` says
+    why, for the "not judged" reason.  The ledger judges it only where the criterion gives the same verdict at both
+    bounds (rule declared v0.4.0, 2026-12-03); the row keeps the bounds."""
+
+    value: Any
+    upper: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
 class Check:
     """A property our code must have, as data: ``lower <= value <= upper`` (see :meth:`Ledger.check`).
     A chapter module returns its checks as a list of these; the chapter asserts them in one call
@@ -280,13 +292,22 @@ class Ledger:
             raise ValueError(f"comparison {key!r} was not declared: call Ledger.declare before computing it")
         c = self.declared[key]
         crit = Criterion(**c["criterion"])
+        bounds = None
+        if isinstance(ours, Censored):
+            bounds, ours = (ours.upper, ours.detail), ours.value
         stab = None
         if isinstance(ours, Resampled):     # a statistic over prompts or seeds: its verdict is resampled too
             stab = stability(ours, lambda x: crit.verdict(x, c["paper"]))
             ours = ours.value
         v = float(ours)
         why = ""
-        if not c["judge"]:
+        censored = bounds is not None and crit.verdict(v, c["paper"]) != crit.verdict(bounds[0], c["paper"])
+        if censored:
+            verdict, why = NOT_JUDGED, "censored: " + (bounds[1] or f"known only to lie between {v:.3g} and {bounds[0]:.3g}, "
+                                                      "a range that crosses a boundary of the criterion")
+            if stab is not None and not stab.stable:
+                why += "; " + stab.why()
+        elif not c["judge"]:
             verdict, why = NOT_JUDGED, c.get("reason") or "outlier-dominated"
         elif c["setting"] != PAPER_SETTING and _claims.claim(c["claim"]).kind != _claims.BEYOND:
             # (chapter 11's questions are about a changed setting: their setting names the change)
@@ -314,6 +335,7 @@ class Ledger:
             # what the criterion alone says, also where the row is not judged (shown as evidence only)
             criterion_verdict=crit.verdict(v, c["paper"]),
             stability=None if stab is None else stab.as_dict(),
+            bounds=None if bounds is None else [v, bounds[0] if math.isfinite(bounds[0]) else None],
             load=None if timing is None or getattr(timing, "load", None) is None else [timing.load, timing.cores])
         glue(key, v)
         if c["paper"] is not None:

@@ -213,6 +213,14 @@ def findings_lines(ledgers: list[Ledger]) -> list[str]:
     return lines
 
 
+def _ours(row: dict) -> str:
+    """Our value as the scorecard shows it: a censored value (:class:`eaglebook.ledger.Censored`) with its bounds."""
+    b = row.get("bounds")
+    if not b or b[1] == b[0]:
+        return _fmt(row["ours"])
+    return f"≥ {_fmt(b[0])}" if b[1] is None else f"{_fmt(b[0])}–{_fmt(b[1])}"
+
+
 def _verdict_text(row: dict, bold: bool = True) -> str:
     v = row["verdict"] + (f": {row['why']}" if row.get("why") else "")
     return f"**{v}**" if bold and row["verdict"] in VERDICTS else f"*{v}*"
@@ -260,7 +268,7 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
                 continue
             key, row = res.headline[p]
             paper.append(row.get("paper_text") or _fmt(row.get("paper")))
-            ours.append(f"{p + ': ' if p else ''}{_fmt(row['ours'])} ({row['verdict']})" if p else _fmt(row["ours"]))
+            ours.append(f"{p + ': ' if p else ''}{_ours(row)} ({row['verdict']})" if p else _ours(row))
             detail.append((key, row))
         if detail:
             key, row = detail[0]

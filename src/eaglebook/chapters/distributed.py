@@ -15,13 +15,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..glue import and_list, glue
-from ..ledger import NOT_JUDGED, Check, Criterion
+from ..ledger import NOT_JUDGED, Censored, Check, Criterion
 from ..plotting import LINESTYLES, MARKERS, METHOD_STYLE, finish, legend_outside, subplots
 from ..stability import FLIP_SHARE, Resampled
 
 __all__ = ["EPS", "MACHINES", "ALPHAS", "rounds_to", "words", "num", "plural", "times", "kappa_max", "sweep_summary",
            "gd_summary", "sweep_table", "alpha_runs", "alpha_slope", "gd_alpha_note", "gd_cap_note", "median_bounds",
-           "censored_why", "judge_censored", "resampling_note", "gd_median_range", "gd_trend", "slope_story",
+           "censored_why", "resampling_note", "gd_median_range", "gd_trend", "slope_story",
            "dcg_table", "cg_summary", "decide", "winners", "decision_table", "versus", "cg_vs_eagle", "cg_capped",
            "cg_gd_bound", "cg_story", "cg_rank_story", "checks_text", "wire_rest", "with_load", "timing_verdict",
            "load_phrase", "load_short", "parallel_story", "round_parts", "recorded", "censored", "checks", "glued",
@@ -148,32 +148,15 @@ def median_bounds(values, ok) -> tuple[float, float]:
 
 def censored_why(values, ok, criterion: Criterion, paper=None) -> str:
     """Why a median over runs of which some hit the round cap is not judged: '' when the criterion gives the same
-    verdict at both of its bounds (:func:`median_bounds`: the lower bound alone decides), else "censored: …"."""
+    verdict at both of its bounds (:func:`median_bounds`: the lower bound alone decides), else why not (the ledger
+    prefixes "censored: ")."""
     lo, hi = median_bounds(values, ok)
     if criterion.verdict(lo, paper) == criterion.verdict(hi, paper):
         return ""
     n_cap = int((~np.asarray(ok, bool)).sum())
-    return (f"censored: {n_cap} of the {len(ok)} GD runs hit the round cap, so the median is known only to be at least "
+    return (f"{n_cap} of the {len(ok)} GD runs hit the round cap, so the median is known only to be at least "
             f"{num(lo)}" + (f" and at most {num(hi)}" if np.isfinite(hi) else " (no upper bound)")
             + ", a range that crosses a boundary of the criterion")
-
-
-def judge_censored(ledger, key: str, upper: float, why: str) -> str:
-    """After :meth:`eaglebook.ledger.Ledger.record` of a median whose value is a lower bound (runs that hit the round
-    cap count with the cap): keep its bounds in the row, and where ``why`` (:func:`censored_why`) is not empty make
-    the row "not judged: censored …" (before any other reason), glued as the ledger glues a verdict.
-
-    The rule (declared v0.4.0, 2026-12-03, for the rows of distributed GD, whose runs stop at a round cap): a lower
-    bound supports a verdict only where the criterion says the same at the bound and at the statistic's largest
-    possible value; the row's ``criterion_verdict`` keeps what the criterion says at the lower bound."""
-    row = ledger.comparisons[key]
-    row["bounds"] = [row["ours"], upper if np.isfinite(upper) else None]
-    if why:
-        earlier = row["why"] if row["verdict"] == NOT_JUDGED else ""
-        row.update(verdict=NOT_JUDGED, why="; ".join(w for w in (why, earlier) if w))
-        glue(f"{key}_verdict", f"{NOT_JUDGED}: {row['why']}")
-    ledger.save()
-    return row["verdict"]
 
 
 def resampling_note(st: dict | None) -> str:
@@ -488,15 +471,16 @@ def recorded(*, m_rounds, runs, sweep, gd, gd_same, frozen, plain, tf, r_freeze)
     }
 
 
-def censored(*, ledger, sweep, gd, gd_same) -> dict[str, tuple[float, str]]:
-    """The GD rows whose median is a lower bound where a GD run hit the round cap: key → (the median with the
-    capped ratios unbounded, why it is not judged or '') for :func:`judge_censored`."""
+def censored(recorded: dict, *, ledger, sweep, gd, gd_same) -> dict:
+    """``recorded`` with the GD rows whose median is a lower bound (a GD run hit the round cap) wrapped as
+    :class:`eaglebook.ledger.Censored`: the upper bound is the median with the capped ratios unbounded, and the ledger
+    judges the row only where the criterion says the same at both bounds (rule declared v0.4.0, 2026-12-03)."""
     ok = np.asarray(gd["camera-ready"][2], bool)
     first = np.asarray(gd["camera-ready"][1]) / np.asarray(sweep["camera-ready"][1])
-    out = {}
+    out = dict(recorded)
     for key, values in (("C8_gd_ratio", first), ("C8_gd_ratio_paired", np.asarray(gd_same, float))):
         c = ledger.declared[key]
-        out[key] = (median_bounds(values, ok)[1], censored_why(values, ok, Criterion(**c["criterion"]), c["paper"]))
+        out[key] = Censored(out[key], median_bounds(values, ok)[1], censored_why(values, ok, Criterion(**c["criterion"]), c["paper"]))
     return out
 
 
