@@ -110,7 +110,7 @@ def test_fidelity_table_has_ours_and_the_papers_rows():
 
 
 def test_rows_declared_per_regime_with_the_papers_table_value():
-    rows = comparisons.rows("05_eagle")
+    rows = [r for r in comparisons.rows("05_eagle") if r.claim == "fidelity"]
     assert [r.key for r in rows] == [f"C5_{r}_fidelity_{s}" for r in config.REGIMES for s in ("mean", "median")]
     heads = [r for r in rows if r.role == "headline"]
     assert [r.part for r in heads] == list(config.REGIMES)
@@ -118,3 +118,14 @@ def test_rows_declared_per_regime_with_the_papers_table_value():
     assert by["C5_sketched_fidelity_mean"].paper_text == "1.4e-05 (≤ 6e-4)"
     assert not by["C5_unconstrained_fidelity_mean"].robust and by["C5_unconstrained_fidelity_mean"].judge
     assert by["C5_unconstrained_fidelity_median"].declared.startswith("after the run")
+
+
+def test_model_versus_eagle_is_declared_in_advance_one_headline_per_question():
+    from eaglebook import claims
+    rows = [r for r in comparisons.rows("05_eagle") if r.claim in ("model-vs-eagle4", "model-vs-extracted4")]
+    assert [r.key for r in rows] == [f"C5_{r}_model_vs_{v}" for v in ("theorem", "extracted") for r in config.REGIMES]
+    assert all(claims.claim(r.claim).kind == claims.BEYOND and claims.claim(r.claim).chapter == "05_eagle" for r in rows)
+    assert all(r.declared == "in advance" and r.criterion.text == "≥ 0.5, partly ≥ 0.4" for r in rows)
+    heads = [r for r in rows if r.role == "headline"]
+    assert [(r.claim, r.key) for r in heads] == [("model-vs-eagle4", "C5_unconstrained_model_vs_theorem"),
+                                                 ("model-vs-extracted4", "C5_unconstrained_model_vs_extracted")]
