@@ -111,11 +111,17 @@ def test_fidelity_table_has_ours_and_the_papers_rows():
 
 def test_rows_declared_per_regime_with_the_papers_table_value():
     rows = [r for r in comparisons.rows("05_eagle") if r.claim == "fidelity"]
-    assert [r.key for r in rows] == [f"C5_{r}_fidelity_{s}" for r in config.REGIMES for s in ("mean", "median")]
+    assert [r.key for r in rows] == ([f"C5_{r}_fidelity_{s}" for r in config.REGIMES for s in ("mean", "median")]
+                                     + [f"C5_{r}_fidelity_{b}" for r in config.REGIMES for b in "DABC"])
     heads = [r for r in rows if r.role == "headline"]
     assert [r.part for r in heads] == list(config.REGIMES)
+    assert [r.key for r in heads] == [f"C5_{r}_fidelity_D" for r in config.REGIMES]
+    assert all(r.replaces == f"C5_{r.part}_fidelity_mean" and "never reach the prediction" in r.because for r in heads)
+    assert all(r.declared == "after the run (v0.4.0, 2026-12-03)" for r in heads)
     by = {r.key: r for r in rows}
     assert by["C5_sketched_fidelity_mean"].paper_text == "1.4e-05 (≤ 6e-4)"
+    assert by["C5_sketched_fidelity_D"].paper_text == "1.4e-05 (≤ 6e-4)"
+    assert by["C5_sketched_fidelity_D"].criterion == by["C5_sketched_fidelity_mean"].criterion   # not widened
     assert not by["C5_unconstrained_fidelity_mean"].robust and by["C5_unconstrained_fidelity_mean"].judge
     assert by["C5_unconstrained_fidelity_median"].declared.startswith("after the run")
 
