@@ -30,7 +30,8 @@ PAPER_T1 = {"unconstrained": [0.00, 2.36, 5.27, 3.70, 2.16], "distributed": [0.0
 BOUND = 6e-4   # "at most about 6e-4 in every layer"
 
 _ROBUSTNESS = {"median": "a median over prompts",
-               "mean": "the paper's statistic; a mean over prompts, decided by the few prompts on which both diverge"}
+               "mean": "the paper's statistic; a mean over prompts, decided by the few prompts on which the transformer "
+                       "or the extracted algorithm diverges"}
 
 
 def _fidelity(regime: str, stat: str) -> Row:
