@@ -115,7 +115,8 @@ def test_versus_statistics_table_and_story():
     assert eagle.model_wins(x) == pytest.approx(2 / 8)          # NaN counts against the transformer
     assert eagle.median_ratio(x) == pytest.approx(2.0)
     t = eagle.versus_table({("unconstrained", "theorem"): eagle.versus_values(pp, "unconstrained", "theorem"),
-                            ("unconstrained", "extracted"): x}).splitlines()
+                            ("unconstrained", "extracted"): x}, layers=4).splitlines()
+    assert t[0].startswith("| regime | EAGLE (4 iterations) with |")
     assert t[2].startswith("| unconstrained | Theorem 1's constants | 87.5% of 8 | 0.5 |")
     assert t[3].startswith("| unconstrained | its own extracted constants | 25.0% of 8 | 2 |")
     st = dict(share=0.0, resamples=200, n=1024, unit="prompts", k=None, deciders=[])

@@ -262,11 +262,12 @@ def model_wins(values: np.ndarray) -> float:
     return float(np.mean(values[..., 0] < values[..., 1]))
 
 
-def versus_table(vs: dict) -> str:
-    """Per regime and EAGLE variant (``vs``: (regime, variant) -> :func:`versus_values`): the share of prompts on
-    which the transformer's error is lower, the median ratio of the errors, and both median errors."""
+def versus_table(vs: dict, layers: int) -> str:
+    """Per regime and EAGLE variant (``vs``: (regime, variant) -> :func:`versus_values`; ``layers``: the
+    transformer's, EAGLE's iterations): the share of prompts on which the transformer's error is lower, the median
+    ratio of the errors, and both median errors."""
     med = lambda x: float(np.median(np.where(np.isnan(x), np.inf, x)))
-    rows = ["| regime | EAGLE (4 iterations) with | transformer better on | median ratio transformer / EAGLE "
+    rows = [f"| regime | EAGLE ({layers} iterations) with | transformer better on | median ratio transformer / EAGLE "
             "| median error, transformer | median error, EAGLE |", "|---|---|---|---|---|---|"]
     for (r, v), x in vs.items():
         rows.append(f"| {r} | {VERSUS_LABEL[v]} | {100 * model_wins(x):.1f}% of {x[..., 0].size} | {median_ratio(x):.3g} "
@@ -364,7 +365,8 @@ def glued(*, n: int, res: dict, n_seeds: int, fid: dict, pp: dict, side: dict, c
     comparisons recorded)."""
     labels = list(res)
     rows = ledger.comparisons
-    out = dict(C5_n=n, C5_n_seeds=n_seeds, C5_n_prompts=len(next(iter(pp.values())).model),
+    first = next(iter(pp.values()))
+    out = dict(C5_n=n, C5_n_seeds=n_seeds, C5_n_prompts=len(first.model), C5_layers=first.blocks.shape[1] - 1,
                C5_diverged=diverged_phrase(diverged_counts(pp)), C5_diverged_factor=DIVERGED,
                C5_mean_story=mean_story(mean_deciders(pp)),
                C5_versus_story=versus_story(rows, {v: median_ratio(versus_values(pp, VERSUS_HEADLINE, v)) for v in VERSUS}),
@@ -411,7 +413,7 @@ def plot_side_by_side(side: dict):
 
 def plot_versus(pp: dict, seed: int):
     """Per held-out prompt of the models of ``seed`` (the first seed in ``pp`` where it has none): the transformer's
-    prediction error against EAGLE's after 4 iterations (log–log, one panel per EAGLE variant, one colour per
+    prediction error against EAGLE's after as many iterations as it has layers (log–log, one panel per EAGLE variant, one colour per
     regime), with the diagonal (equal errors)."""
     seeds = [s_ for _, s_ in pp]
     seed = seed if seed in seeds else seeds[0]
