@@ -289,9 +289,10 @@ def versus_story(rows: dict, ratios: dict) -> str:
         stab = stability.phrase(head.get("stability")) if not head.get("why") else ""
         out.append(f"against EAGLE with {VERSUS_LABEL[v]} the transformer's error is the lower on "
                    f"{100 * head['ours']:.0f}% of the {VERSUS_HEADLINE} prompts (median ratio of the errors "
-                   f"{ratios[v]:.3g}), so the answer is {answer}" + (f" and {stab}" if stab else "")
-                   + " (" + and_list(f"{r}: {100 * rows[f'C5_{r}_model_vs_{v}']['ours']:.0f}%" for r in others) + ")")
-    return "; ".join(out)
+                   f"{ratios[v]:.3g}): the answer is {answer}" + (f", and {stab}" if stab else "")
+                   + f"; the {and_list(others)} regimes' shares are "
+                   + and_list(f"{100 * rows[f'C5_{r}_model_vs_{v}']['ours']:.0f}%" for r in others))
+    return ". ".join(o[0].upper() + o[1:] if k else o for k, o in enumerate(out))
 
 
 def findings_versus(rows: dict) -> str:
