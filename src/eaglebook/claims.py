@@ -12,8 +12,9 @@ are listed apart and never enter the tally), or another paper whose claims the b
 paper's frame (``kind="neighbour"``: chapter 10 tests Vladymyrov et al. 2024; these claims have headline
 rows and verdicts of their own, in a table of their own, and never enter the paper's tally), or a question
 the paper leaves open (``kind="beyond"``: chapter 11 changes one thing of the set-up and asks whether the
-same algorithm emerges; there is no paper value, the verdict is the chapter's declared test, shown as
-yes / partly / no, in a section of its own, never tallied).
+same algorithm emerges; chapter 5 asks whether the trained model beats 4 iterations of EAGLE; there is no
+paper value, the verdict is the chapter's declared test, shown as yes / partly / no, in a section of its own,
+never tallied).
 """
 
 from __future__ import annotations
@@ -69,6 +70,14 @@ CLAIMS: tuple[PaperClaim, ...] = (
     PaperClaim("fidelity", "05_eagle", "The extracted algorithm reproduces the transformer's activations to a squared "
                "error per entry of at most about 6e-4, in every layer and regime.", "camera-ready Table 1 (= Table 3), §4",
                parts=ALL3),
+    # chapter 5: two questions the paper invites (no paper value; never tallied)
+    PaperClaim("model-vs-eagle4", "05_eagle", "On the training distribution the trained 4-layer transformer predicts "
+               "better than 4 iterations of EAGLE with Theorem 1's constants (η = 1/3, γ = 1, each prompt's own ρ).",
+               "a question the paper invites: its trained model (§4) beside Theorem 1's EAGLE (§5)", kind=BEYOND),
+    PaperClaim("model-vs-extracted4", "05_eagle", "On the training distribution the trained 4-layer transformer predicts "
+               "better than 4 iterations of EAGLE with its own extracted per-layer constants (the algorithm read out "
+               "of its weights).", "a question the paper invites: its trained model (§4) beside its extracted "
+               "algorithm (§4, Table 1)", kind=BEYOND),
     # chapter 6
     PaperClaim("theorem1-kappa", "06_newton_schulz", "EAGLE's iterations grow like log κ (Theorem 1).",
                "camera-ready Theorem 1 (§5) and its proof (App. F)"),
