@@ -65,6 +65,9 @@ CASES = {
         paper={"eta": (1.0, "η", False), "gamma": (1.9, "γ", False), "reduction": ((10.0, 50.0), "reduction", True)}),
     "plot_definitions": lambda: ablations.plot_definitions({"max": [0.1, 0.2], "mean": [0.05, 0.07]}, paper=0.1),
     "plot_failure_boundary": lambda: ablations.plot_failure_boundary({"unconstrained": _tail(0.0), "sketched": _tail(0.3)}),
+    "plot_versus": lambda: eagle.plot_versus(
+        {(reg, 0): NS(theorem=10 ** rng.normal(-3, 1, 200), extracted=10 ** rng.normal(-3, 1, 200),
+                      model=10 ** rng.normal(-3.2, 1, 200)) for reg in regimes.PAPER}, 0),
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
