@@ -154,6 +154,26 @@ def test_glued_refuses_data_that_contradict_the_prose(over, words):
         _glued(**over)
 
 
+def test_theta_figure_names_every_line_in_its_legend():
+    import matplotlib
+    matplotlib.use("Agg")
+    t = 10.0 ** -np.arange(-3.0, 8)
+    fig = chap.plot_theta(t, predicted=t / 2, switch=4)
+    labels = [x.get_text() for x in fig.axes[0].get_legend().get_texts()]
+    assert len(labels) == 5 and any("roundoff" in x for x in labels) and any("< 1" in x for x in labels)
+
+
+def test_error_curves_keep_coinciding_curves_visible():
+    import matplotlib
+    matplotlib.use("Agg")
+    y = 10.0 ** -np.arange(20.0)
+    fig = chap.plot_error_curves({"": {"EAGLE": y, "GD++": y}}, styles={"EAGLE": "EAGLE", "GD++": "GD"},
+                                 markers={"EAGLE": "o", "GD++": "x"})
+    a, b = [ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")]
+    assert (a.get_marker(), b.get_marker()) == ("o", "x")
+    assert a.get_markevery()[0] != b.get_markevery()[0]             # staggered: both sets of markers show
+
+
 def test_every_key_the_prose_quotes_is_produced():
     text = (REPO / "book" / f"{CHAPTER}.md").read_text()
     quoted = set(re.findall(r'G\("(\w+)"', text))

@@ -90,15 +90,16 @@ CASES = {
     "plot_spectra": lambda: newton_schulz.plot_spectra({l: decay(10, 0.3 + 0.1 * l) for l in range(6)}, cols=3),
     "plot_theta": lambda: newton_schulz.plot_theta(decay(12, 0.2) * 50, predicted=decay(12, 0.2) * 40, switch=3),
     "plot_kappa_sweep": lambda: newton_schulz.plot_kappa_sweep(
-        [1e1, 1e2, 1e3, 1e4], {"EAGLE": [5, 8, 12, 16], "GD": [50, 500, 5000, 50000]},
-        {"EAGLE": [1e-15, 1e-14, 1e-13, 1e-12], "SVD": [1e-15, 1e-15, 1e-14, 1e-13]}, reference=("log κ", [4, 8, 12, 16])),
+        [1e1, 1e2, 1e3, 1e4], {"EAGLE": [[5, 8, 12, 16], [6, 8, 13, np.nan]], "GD": [50, 500, 5000, 50000]},
+        {"EAGLE": [[1e-15, 1e-14, 1e-13, 1e-12], [2e-15, 3e-14, 1e-13, 5e-12]], "SVD": [1e-15, 1e-15, 1e-14, 1e-13]},
+        reference=("log κ", [4, 8, 12, 16])),
     "plot_eps_sweep": lambda: newton_schulz.plot_eps_sweep([1e-2, 1e-4, 1e-6, 1e-8], {"EAGLE": [3, 4, 5, 6], "GD": [10, 20, 30, 40],
                                                                                   "CG": [5, 9, 13, 17]}),
-    "plot_alpha": lambda: newton_schulz.plot_alpha([1, 2, 4, 8], [5, 9, 17, 33], fit=(4.0, 1.0)),
+    "plot_alpha": lambda: newton_schulz.plot_alpha([1, 2, 4, 8], [[5, 9, 17, 33], [6, 9, 18, 35]], fit=(4.0, 1.0)),
     "plot_error_curves": lambda: newton_schulz.plot_error_curves(
         {"centralized": {"EAGLE": decay(20), "EAGLE, float32": decay(20, 0.75), "GD": decay(20, 0.95)},
          "sketched": {"EAGLE": decay(20, 0.8), "GD": decay(20, 0.97)}},
-        styles={"EAGLE": "EAGLE", "EAGLE, float32": "EAGLE", "GD": "GD"}),
+        styles={"EAGLE": "EAGLE", "EAGLE, float32": "EAGLE", "GD": "GD"}, markers={"EAGLE": "o", "GD": "x"}),
     "plot_machine_sweep": lambda: c8.plot_machine_sweep({M: decay(30, 0.5 + 0.08 * M) for M in (1, 2, 4, 8, 16)}, eps=1e-6),
     "plot_alpha_sweep": lambda: c8.plot_alpha_sweep(
         {"random": ([0.5, 0.25, 0.1], [10, 20, 50]), "balanced": ([0.6, 0.3, 0.12], [9, 18, 45])},

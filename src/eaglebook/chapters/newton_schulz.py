@@ -6,6 +6,8 @@ c06_newton_schulz`), its checks, everything its prose quotes (:func:`glued`), an
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..comparisons import c06_newton_schulz as c06
@@ -184,9 +186,19 @@ def glued(*, fixed, dg, n: int, polar_iterations: int, lin_rate: float, switch: 
 
 
 # ---------------------------------------------------------------------------------------------- figures
-def _floor(ax, y: float | None = None) -> None:
-    """A dotted horizontal line at the float64 unit roundoff (or at ``y``)."""
-    ax.axhline(np.finfo(float).eps if y is None else y, color="k", ls=":", lw=0.7)
+def _floor(ax, y: float | None = None, label: str | None = None) -> None:
+    """A dotted horizontal line at the float64 unit roundoff (or at ``y``); ``label`` puts it in the legend."""
+    ax.axhline(np.finfo(float).eps if y is None else y, color="k", ls=":", lw=0.7,
+               **({"label": label} if label else {}))
+
+
+def _median_and_range(values):
+    """(median, low, high) per column of ``values`` (problems × points; a 1-D array is one problem), NaNs
+    ignored; NaN where a column has no value."""
+    v = np.atleast_2d(np.asarray(values, dtype=float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # an all-NaN column: NaN, as documented
+        return np.nanmedian(v, axis=0), np.nanmin(v, axis=0), np.nanmax(v, axis=0)
 
 
 def plot_sv_map(x, raw, renormalised, *, fixed_points=(0.0, 1.0), orbits=None):
@@ -229,18 +241,19 @@ def plot_spectra(spectra: dict, *, cols: int = 4):
 
 
 def plot_theta(theta, *, predicted=None, switch: int | None = None):
-    """θ_ℓ = κ(E_ℓ) − 1 against ℓ (log axis), the line θ = 1, and optionally the proof's quadratic bound
-    ¾θ_{ℓ−1}² (``predicted``, aligned with ``theta``; NaN where it does not apply)."""
+    """θ_ℓ = κ(E_ℓ) − 1 against ℓ (log axis), the line θ = 1, the float64 unit roundoff, optionally the proof's
+    quadratic bound ¾θ_{ℓ−1}² (``predicted``, aligned with ``theta``; NaN where it does not apply) and the first
+    ℓ with θ_ℓ < 1 (``switch``); every line is in the legend."""
     fig, ax = subplots()
     t = np.asarray(theta, dtype=float)
     ax.semilogy(np.arange(len(t)), t, marker="o", ms=3, label=r"$\theta_\ell$", **METHOD_STYLE["EAGLE"])
     if predicted is not None:
         ax.semilogy(np.arange(len(t)), predicted, "x", ms=5, color=METHOD_STYLE["transformer"]["color"],
-                    label=r"$\frac{3}{4}\theta_{\ell-1}^2$")
+                    label=r"bound $\frac{3}{4}\theta_{\ell-1}^2$")
     ax.axhline(1.0, color="k", lw=0.7, ls="--", label=r"$\theta = 1$")
     if switch is not None:
-        ax.axvline(switch, color="#999999", lw=0.7, label="switch")
-    _floor(ax)
+        ax.axvline(switch, color="#999999", lw=0.7, label=r"first $\ell$ with $\theta_\ell < 1$")
+    _floor(ax, label=r"float64 unit roundoff $u$")
     ax.set_xlabel(r"iteration $\ell$")
     ax.set_ylabel(r"$\theta_\ell = \kappa(E_\ell) - 1$")
     legend_outside(ax)
@@ -248,23 +261,30 @@ def plot_theta(theta, *, predicted=None, switch: int | None = None):
 
 
 def plot_kappa_sweep(kappas, iterations: dict, floors: dict, *, reference=None, eps_line=True):
-    """Left: iterations against κ (log x), one line per entry of ``iterations`` (label → counts, NaN where
-    the target was not reached), with an optional ``reference`` (label, values).  Right: the best relative
-    error each method reached against κ (``floors``: label → errors), with κ·u as a dotted line.  Each
-    panel's legend sits below it."""
+    """Left: iterations against κ (log x), one line per entry of ``iterations`` (label → counts, NaN where the
+    target was not reached), with an optional ``reference`` (label, values).  Right: the best relative error
+    each method reached against κ (``floors``: label → errors), with κ·u as a line.  A value may be a
+    (problems × κ) array: the line is the median over the problems and a band their range.  Each panel's
+    legend sits below it."""
     fig, (ax1, ax2) = subplots(1, 2, height=3.8)
+    k = np.asarray(kappas, dtype=float)
     for i, (label, its) in enumerate(iterations.items()):
-        ax1.semilogx(kappas, its, marker=MARKERS[i % len(MARKERS)], ms=3, label=label, color=f"C{i % 10}")
+        med, lo, hi = _median_and_range(its)
+        line, = ax1.semilogx(k, med, marker=MARKERS[i % len(MARKERS)], ms=3, label=label, color=f"C{i % 10}")
+        if np.ndim(its) == 2 and np.any(hi > lo):
+            ax1.fill_between(k, lo, hi, color=line.get_color(), alpha=0.2, lw=0)
     if reference is not None:
-        ax1.semilogx(kappas, reference[1], color="k", lw=0.8, ls=":", label=reference[0])
+        ax1.semilogx(k, reference[1], color="k", lw=0.8, ls=":", label=reference[0])
     ax1.set_xlabel(r"$\kappa(A)$")
     ax1.set_ylabel("iterations")
     styles = [METHOD_STYLE["EAGLE"], METHOD_STYLE["SVD"], METHOD_STYLE["GD"], METHOD_STYLE["CG"]]
     for i, (label, err) in enumerate(floors.items()):
         st = styles[i] if i < len(styles) else dict(color=f"C{i % 10}")
-        ax2.loglog(kappas, err, marker=".", ms=4, label=label, **st)
+        med, lo, hi = _median_and_range(err)
+        ax2.loglog(k, med, marker=".", ms=4, label=label, **st)
+        if np.ndim(err) == 2 and np.any(hi > lo):
+            ax2.fill_between(k, lo, hi, color=st["color"], alpha=0.15, lw=0)
     if eps_line:
-        k = np.asarray(kappas, dtype=float)
         ax2.loglog(k, k * np.finfo(float).eps, color="#999999", lw=0.7, label=r"$\kappa\,u$")
     ax2.set_xlabel(r"$\kappa(A)$")
     ax2.set_ylabel("best relative error")
@@ -287,10 +307,17 @@ def plot_eps_sweep(eps, series: dict):
 
 
 def plot_alpha(inv_alpha, iterations, *, fit=None):
-    """Iterations against 1/α (distributed EAGLE), with an optional fitted line ``fit = (slope, intercept)``."""
+    """Iterations against 1/α (distributed EAGLE), with an optional fitted line ``fit = (slope, intercept)``.
+    ``iterations`` may be a (problems × α) array: the median with the range over the problems as error bars."""
     fig, ax = subplots()
     x = np.asarray(inv_alpha, dtype=float)
-    ax.plot(x, iterations, "o", ms=4, color=METHOD_STYLE["distributed"]["color"], label="distributed EAGLE")
+    med, lo, hi = _median_and_range(iterations)
+    colour = METHOD_STYLE["distributed"]["color"]
+    if np.ndim(iterations) == 2:
+        ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt="o", ms=4, color=colour, capsize=3,
+                    label="distributed EAGLE (median, range)")
+    else:
+        ax.plot(x, med, "o", ms=4, color=colour, label="distributed EAGLE")
     if fit is not None:
         xs = np.linspace(0, x.max() * 1.05, 50)
         ax.plot(xs, fit[0] * xs + fit[1], color="k", lw=0.8, ls=":", label="least-squares line")
@@ -300,13 +327,16 @@ def plot_alpha(inv_alpha, iterations, *, fit=None):
     return finish(fig)
 
 
-def plot_error_curves(panels: dict, *, styles: dict | None = None,
+def plot_error_curves(panels: dict, *, styles: dict | None = None, markers: dict | None = None,
                       xlabel: str = r"iteration $\ell$ / layers $L$", ylabel: str = "relative error"):
     """One panel per entry of ``panels`` (title → {label: errors, or (x, errors)}; errors alone are plotted
     at x = 1, 2, …), log y, with the float64 floor.  ``styles`` maps a label to a METHOD_STYLE key; a key
-    used a second time in a panel is drawn dotted.  Unstyled labels get the colour cycle.  Panels share
-    the y axis; one legend (entries by label; a label keeps the first panel's style) sits right of them."""
-    styles = styles or {}
+    used a second time in a panel is drawn dotted.  ``markers`` maps a label to a marker, drawn on every few
+    points; the markers of different symbols are staggered (the second symbol half a stride later), so two
+    curves that coincide both stay visible.  Unstyled labels get the colour cycle.  Panels share the y axis;
+    one legend (entries by label; a label keeps the first panel's style) sits right of them."""
+    styles, markers = styles or {}, markers or {}
+    symbols = list(dict.fromkeys(markers.values()))
     fig, axes = subplots(1, len(panels), height=3.0, sharey=True, squeeze=False)
     for ax, (title, curves) in zip(axes[0], panels.items()):
         seen = set()
@@ -317,6 +347,10 @@ def plot_error_curves(panels: dict, *, styles: dict | None = None,
             if key in seen:
                 st["linestyle"] = ":"
             seen.add(key)
+            if label in markers:
+                stride = max(2, len(x) // 10)
+                phase = (symbols.index(markers[label]) * stride // 2) % stride
+                st.update(marker=markers[label], ms=5, markevery=(phase, stride), mfc="none")
             ax.semilogy(x, y, label=label, lw=1.1, **st)
         _floor(ax)
         ax.set_xlabel(xlabel)
