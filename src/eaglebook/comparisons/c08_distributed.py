@@ -10,7 +10,7 @@
   median of the paired ratios of interleaved repeats.
 
 One headline per claim: ``C8_alpha_slope`` (the paper's Fig. 7, its ᾱ values, M = 3, κ_max = 1e3) is the headline of
-``alpha-rounds``, §5.2's experiment; Theorem 2's bound on the rounds is chapter 6's claim (``theorem2-alpha``).
+``alpha-rounds``, §5.2's experiment; chapter 6's α rows are evidence for it (Fig. 7 is counted once).
 ``gd-rounds``: the paper states a range ("10–100× more rounds"), not a lower bound, so its criterion is two-sided,
 and ``in_range(10, 100, partly=3)`` treats a ratio above the range and one below it alike (by the same factor).
 Its statistic is a median over four problems whose GD runs may stop at the round cap: the chapter records it
