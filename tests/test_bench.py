@@ -126,8 +126,16 @@ def test_every_part_writes_json_at_tiny_sizes():
         text = json.dumps(_jsonable(out))
         back = json.loads(text)
         assert back["part"] == part and back["environment"]["threads"] == 1 and back["results"]
-    hl = out = harness.run(harness.BenchConfig(part="centralized", sizes=S), progress=False)["results"]["headline"]
+    cen = harness.run(harness.BenchConfig(part="centralized", sizes=S), progress=False)["results"]
+    hl = cen["headline"]
     assert hl["runs"]["EAGLE"]["ratio"]["elapsed"] > 0 and "total" in hl["overhead"]
+    # the headline's untraced block: the iterations the traced runs needed, interleaved, with the machine's load
+    bare = hl["bare"]
+    assert bare["iterations"]["CG"] == hl["runs"]["CG"]["to"]["1e-06"]["iterations"]
+    assert set(bare["seconds"]) >= {"EAGLE", "lstsq (numpy)", "SVD"} and len(bare["seconds"]["EAGLE"]) == 3
+    assert bare["machine"]["before"]["load"] is not None and "usable_cores" in bare["machine"]["after"]
+    # every timed block of the chapter's timing rows records its machine
+    assert cen["sweep"][0]["vs_svd"]["machine"]["before"]["load"] is not None and cen["sizes"][0]["machine"]
 
 
 # ---------------------------------------------------------------------------------------------- the solver-choice baselines

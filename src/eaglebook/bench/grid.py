@@ -422,7 +422,7 @@ def unpaired(a: dict | None, b: dict | None, la: str, lb: str) -> dict | None:
 
 def decision_rows(g: dict) -> list:
     """One row per measured setting: which method is fastest, by how much over the runner-up (paired ratio and
-    its range, or "within noise"), and EAGLE's place."""
+    its range, or "within noise"), EAGLE's place, and the machine (with its load) the setting was timed on."""
     rows = []
 
     def add(setting, shape, size, kappa, precision, threads, rec, job=""):
@@ -431,7 +431,7 @@ def decision_rows(g: dict) -> list:
         rows.append(dict(setting=setting, job=job, shape=shape, size=size, kappa=kappa, precision=precision, threads=threads,
                          fastest=rec.get("fastest"), runner_up=rec.get("runner_up"), margin=m,
                          eagle_rank=(rec["order"].index("EAGLE") + 1) if "EAGLE" in rec.get("order", []) else None,
-                         fastest_over_eagle=ve, methods=len(rec.get("order", []))))
+                         fastest_over_eagle=ve, methods=len(rec.get("order", [])), machine=rec.get("machine")))
     for shape in ("square", "tall", "wide"):
         for r in g[shape]["rows"]:
             add("single machine", shape, f"{r['d']}×{r['n']}", r["kappa"], "float64", 1, r, "sizes")

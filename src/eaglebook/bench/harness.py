@@ -203,10 +203,19 @@ def _paired_vs_svd(A, B, C, ref, *, S, seed: int, repeats: int) -> dict:
     for f in runs.values():
         f()
     times = {k: [] for k in runs}
+    before = _machine()
     for rep in range(repeats):
         for k in (("EAGLE", "SVD") if rep % 2 == 0 else ("SVD", "EAGLE")):
             times[k].append(runs[k]())
-    return dict(target=1e-6, eagle_times=times["EAGLE"], svd_times=times["SVD"])
+    return dict(target=1e-6, eagle_times=times["EAGLE"], svd_times=times["SVD"],
+                machine=dict(before=before, after=_machine()))
+
+
+def _machine() -> dict:
+    """The machine and its load now (:func:`eaglebook.provenance.machine`), for a timed block's record: a timing
+    verdict needs the load below the core count (:attr:`eaglebook.timing.Ratio.loaded`)."""
+    from ..provenance import machine
+    return machine(torch.get_num_threads())
 
 
 def _lstsq_time(A, B, C, ref, repeats=3) -> float:
@@ -280,6 +289,25 @@ def overhead(A, B, C, ref, *, iters: dict[str, int], repeats: int = 3) -> dict:
     return out
 
 
+def headline_bare(A, B, C, runs: dict, *, repeats: int, seed: int = 0) -> dict:
+    """The headline's methods timed without the trace: each iterative method for the iterations its traced run
+    needed to 1e-6 (``runs[name]["to"]["1e-06"]["iterations"]``; not timed where it missed), the direct ones for
+    one solve, interleaved (:func:`eaglebook.timing.interleaved`, ``repeats``), with the machine before and after.
+    Returns ``iterations`` and ``seconds`` per method and ``machine``: the tracing's own overhead is out of these
+    times (it inflates CG's most, the harness's ``overhead`` shows by how much)."""
+    from .. import timing
+    its = {k: runs[k]["to"]["1e-06"]["iterations"] for k in ("EAGLE", "CG", "LSMR", "RandSketch+CG")}
+    make = {"EAGLE": lambda k: (lambda: bl.eagle(A, B, C, max_iter=k, seed=seed)),
+            "CG": lambda k: (lambda: bl.cgls(A, B, C, max_iter=k)),
+            "LSMR": lambda k: (lambda: bl.lsmr(A, B, C, max_iter=k, record=False)),
+            "RandSketch+CG": lambda k: (lambda: bl.randsketch_cg(A, B, C, max_iter=k, seed=seed, record=False))}
+    fns = {name: make[name](k) for name, k in its.items() if k is not None}
+    fns.update({"lstsq (numpy)": lambda: bl.lstsq(A, B, C), "SVD": lambda: bl.svd(A, B, C)})
+    tm = timing.interleaved(fns, repeats, warmup=1, threads=torch.get_num_threads())
+    return dict(iterations={**its, "lstsq (numpy)": 1, "SVD": 1}, seconds=tm.seconds,
+                machine=dict(before=tm.before, after=tm.after))
+
+
 # ---------------------------------------------------------------------------------------------- (a) centralized
 def centralized(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
     """(a) The κ sweep at n = d = S.central_n (full rank and rank n/2), every method to 1e-12 (or its
@@ -324,6 +352,7 @@ def centralized(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> d
     e = hl["runs"]["EAGLE"]["median_time"]
     hl["speedup"] = {k: (hl["runs"][k]["median_time"] / e if e and hl["runs"][k].get("median_time") else None)
                      for k in ("CG", "LSMR", "RandSketch+CG")}
+    hl["bare"] = headline_bare(A, B, C, hl["runs"], repeats=max(S.repeats, 3), seed=seed)
     its = {k: min(hl["runs"][k]["iterations"], S.overhead_iters) for k in ("EAGLE", "CG", "LSMR")}
     its["GD"] = S.overhead_iters
     hl["overhead"] = overhead(A, B, C, ref, iters=its, repeats=max(S.repeats, 3))
@@ -334,12 +363,14 @@ def centralized(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> d
         A, B, C, _ = tasks.make_problem(n, n, rank=n, kappa=1e4, rng=rng)
         ref = tasks.nystrom(A, B, C)
         base = _lstsq_time(A, B, C, ref, repeats=3 if n <= 960 else 1)
+        before = _machine()
         tr = bl.eagle(A, B, C, reference=ref, target=1e-6, max_iter=200)
         rate = gemm_rate(n)
         fl = eagle_flops(n, n, 2, 2)
         out["sizes"].append(dict(n=n, lstsq_time=base, eagle=run_record(tr, baseline_time=base), gemm_rate=rate,
                                  flops_per_iteration=fl, floor_per_iteration=fl / rate,
-                                 per_iteration_over_floor=tr.per_iteration / (fl / rate)))
+                                 per_iteration_over_floor=tr.per_iteration / (fl / rate),
+                                 machine=dict(before=before, after=_machine())))
     return out
 
 
@@ -352,6 +383,7 @@ def _sketch_per_iteration(n: int, iters: int, seed: int, kappa: float) -> dict:
     per = {s: [] for s in ss}
     for s in ss:
         bl.eagle(A, B, C, sketch=s, max_iter=3)   # warm-up
+    before = _machine()
     for _ in range(3):
         for s in ss:
             tr = bl.eagle(A, B, C, sketch=s, max_iter=iters)
@@ -363,7 +395,7 @@ def _sketch_per_iteration(n: int, iters: int, seed: int, kappa: float) -> dict:
                 full_over={str(s): med[n] / med[s] for s in ss},
                 paper_ms={str(s): v for s, v in paper_ms.items()},
                 paper_full_over={str(s): paper_ms[n] / v for s, v in paper_ms.items()} if paper_ms else {},
-                flops={str(s): eagle_flops(n, n, 2, 2, s) for s in ss})
+                flops={str(s): eagle_flops(n, n, 2, 2, s) for s in ss}, machine=dict(before=before, after=_machine()))
 
 
 def sketched(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict:
@@ -384,6 +416,7 @@ def sketched(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict
     # time to 1e-2: EAGLE vs SGD at r = n/4, repeated over seeds (median)
     r = n // 4
     te, ts = [], []
+    before = _machine()
     for k in range(max(S.repeats, 3)):
         te.append(bl.eagle(A, B, C, reference=ref, sketch=r, target=1e-2, max_iter=S.max_iter,
                            time_limit=S.time_limit, seed=seed + k).time_to(1e-2))
@@ -391,7 +424,8 @@ def sketched(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dict
                          time_limit=S.time_limit, seed=seed + k).time_to(1e-2))
     ok = [(a, b) for a, b in zip(te, ts) if a is not None and b is not None]
     out["vs_sgd"] = dict(r=r, target=1e-2, eagle_times=te, sgd_times=ts, baseline="SGD",
-                         ratio=statistics.median(b / a for a, b in ok) if ok else None)
+                         ratio=statistics.median(b / a for a, b in ok) if ok else None,
+                         machine=dict(before=before, after=_machine()))
     out["per_iteration"] = _sketch_per_iteration(S.sketch_timing_n, S.sketch_timing_iters, seed, S.sketch_kappa)
     # time to 1e-6 vs RandSketch+CG at κ = 1e4 (n = headline n), EAGLE centralized and sketched r = n/4
     n2 = S.headline_n
@@ -459,13 +493,14 @@ def real(S: config.BenchSizes, seed: int = 0, progress: bool = True, matrix: str
     for f in pair.values():
         f()
     vs = {k: [] for k in pair}
+    before = _machine()
     for rep in range(max(S.repeats, 3)):
         for k in (("EAGLE", "SVD") if rep % 2 == 0 else ("SVD", "EAGLE")):
             vs[k].append(pair[k]())
     return dict(available=True, matrix=name, shape=P["shape"], nnz_fraction=P["nnz_fraction"], rank=P["rank"],
                 kappa=P["kappa"], max_cols=max_cols, target=target, baseline="lstsq (numpy)", baseline_time=base,
                 runs=runs, ranking=order, eagle_rank=(order.index("EAGLE") + 1) if "EAGLE" in order else None,
-                vs_svd=dict(eagle_times=vs["EAGLE"], svd_times=vs["SVD"]))
+                vs_svd=dict(eagle_times=vs["EAGLE"], svd_times=vs["SVD"], machine=dict(before=before, after=_machine())))
 
 
 # ---------------------------------------------------------------------------------------------- (d) ablations
@@ -549,7 +584,7 @@ def ablations(S: config.BenchSizes, seed: int = 0, progress: bool = True) -> dic
                 hit = np.flatnonzero(r.rel_error <= 1e-10)
                 its.append(int(hit[0]) + 1 if hit.size else None)
             grid[key].append(dict(factor=f, eta=eta, gamma=gamma, best_median=statistics.median(best),
-                                  best_max=max(best), iterations_to_1e10=its))
+                                  best_max=max(best), best=best, iterations_to_1e10=its))
     return dict(n=n, distributions=dist, noise=noise, step_sizes=grid)
 
 

@@ -775,7 +775,7 @@ class _Precond:
 
 
 def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=None, max_iter=10_000,
-                  time_limit=None, oversample=2.0, seed=0, rcond=None) -> Trace:
+                  time_limit=None, oversample=2.0, seed=0, rcond=None, record=True) -> Trace:
     """Sketch-and-precondition (Rokhlin–Tygert / Blendenpik style), then LSQR, column by column.
 
     With M = Aᵀ (n×d): a Gaussian sketch S (m×n, m = ⌈oversample·d⌉) gives SM; its QR with column
@@ -783,7 +783,8 @@ def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=Non
     x_j = N y.  M N is well conditioned (κ ≈ (√m + √d)/(√m − √d) whatever κ(A)), so LSQR needs a few
     dozen iterations.  When R is numerically rank-deficient (|R_kk| ≤ rcond·|R_00|, default
     max(m, d)·eps) the preconditioner is N = V_k Σ_k⁻¹ from an SVD of SM instead (LSRN), which keeps the
-    minimum-norm solution.  Set-up = sketch + factorisation; one iteration = one LSQR step.
+    minimum-norm solution.  Set-up = sketch + factorisation; one iteration = one LSQR step.  ``record=False``
+    runs without the per-iteration callback, as :func:`lsqr`'s (a bare run, for timing without the trace).
     """
     _opts(max_iter, target, tol, time_limit)
     oversample = positive("oversample", oversample)
@@ -827,7 +828,7 @@ def randsketch_cg(A, B, C, *, reference=None, monitor=None, target=None, tol=Non
     setup = time.perf_counter() - t0
     X, times, values, status, book, its = _column_krylov("lsqr", prob, op, N, target=target, tol=tol,
                                                          max_iter=max_iter, time_limit=time_limit, setup_t=setup,
-                                                         t_start=t0)
+                                                         t_start=t0, record=record)
     return Trace("RandSketch+CG", X @ prob.C, len(times), status, float(times[-1]), setup, times, values,
                  prob.monitor if values is not None else None, book,
                  info=dict(sketch_rows=m, preconditioner=kind, rank=k, iterations_per_column=its))
