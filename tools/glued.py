@@ -47,9 +47,9 @@ def snapshot(build: Path, claims: Path | None = None) -> dict:
     for p in sorted((claims or build / "claims" / "ci").glob("*.json")):
         led = json.loads(p.read_text())
         comps = led.get("comparisons", {})
-        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in comps.items() if not v.get("spread")},
+        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in comps.items() if not (v.get("spread") or v.get("load"))},
                            # timing rows: their values and verdicts change from run to run (compared by key only)
-                           "timed": {k: [] for k, v in comps.items() if v.get("spread")},
+                           "timed": {k: [] for k, v in comps.items() if v.get("spread") or v.get("load")},
                            "checks": {k: [v["value"], v["ok"] in (True, "True")] for k, v in led.get("checks", {}).items()}}
     return {"glued": notebooks, "ledgers": ledgers}
 
@@ -61,8 +61,8 @@ def flat(snap: dict) -> dict[str, str]:
             out[f"glued:{nb}:{k}"] = v
     for led, parts in snap.get("ledgers", {}).items():
         for part, kv in parts.items():
-            for k, v in kv.items():
-                out[f"ledger:{led}:{part}:{k}"] = json.dumps(v)
+            for k, v in kv.items():   # a timing row is a comparison whose value is not compared
+                out[f"ledger:{led}:{'comparisons' if part == 'timed' else part}:{k}"] = TIMED_ROW if part == "timed" else json.dumps(v)
     return out
 
 
@@ -71,6 +71,9 @@ def flat(snap: dict) -> dict[str, str]:
 TIMED = ("book/07_benchmarks.ipynb", "book/08_distributed.ipynb")
 #: A glued key that holds a time, a load or a machine (in any chapter): compared by key only.
 TIMING = re.compile(r"minute|second|hour|time|load|machine|speed|faster|wall|_t_", re.I)
+
+
+TIMED_ROW = "(a timing: compared by key only)"
 
 
 def by_key_only(key: str) -> bool:
@@ -86,7 +89,7 @@ def differences(before: dict, after: dict, volatile=(), key_only=by_key_only) ->
     vol = set(volatile)
     out = []
     for k in sorted(set(a) | set(b)):
-        if k in vol or (k in a and k in b and key_only(k)):
+        if k in vol or (k in a and k in b and (key_only(k) or TIMED_ROW in (a[k], b[k]))):
             continue
         if k not in b:
             out.append(f"missing after: {k} = {a[k]}")
