@@ -142,6 +142,40 @@ def test_the_declared_score(kw, score):
     assert beyond.same_algorithm(_stats(**kw)) == score
 
 
+def test_the_sized_structure_test_reads_the_same_deviation_per_entry_alike_at_every_size():
+    """A product Π + E with the same per-entry deviation has a larger off-structure mass at a larger size; the
+    sized mass, converted to n = 18, n′ = 2, is the same at every size (and is the mass itself at n = 18)."""
+    from eaglebook.extraction.structure import matrix_properties
+    rng = np.random.default_rng(0)
+    raw, sized = {}, {}
+    for n in (18, 36, 72):
+        N = n + 2
+        qk = np.diag(np.r_[np.ones(n), np.zeros(2)]) + 0.05 * rng.standard_normal((N, N))
+        vp = np.eye(N) + 0.05 * rng.standard_normal((N, N))
+        for kind, W in (("qk", qk), ("vp", vp)):
+            m = matrix_properties(W, n, kind).offdiag_mass
+            raw[kind, n], sized[kind, n] = m, beyond.sized_mass(m, kind, n, 2)
+    for kind in ("qk", "vp"):
+        assert raw[kind, 18] < raw[kind, 36] < raw[kind, 72] and sized[kind, 18] == raw[kind, 18]
+        assert sized[kind, 36] == pytest.approx(sized[kind, 18], rel=0.05) and sized[kind, 72] == pytest.approx(sized[kind, 18], rel=0.05)
+    assert beyond.sized_mass(1.0, "qk", 36, 2) == 1.0 and beyond.sized_mass(0.36, "vp", 18, 2) == 0.36
+    with pytest.raises(ValueError, match="kind"):
+        beyond.sized_mass(0.3, "qv", 36, 2)
+    big = _stats(offdiag_qk=0.5, n=36.0, n_prime=2.0)
+    assert beyond.same_algorithm(big) == 0.0 and beyond.same_algorithm(big, sized=True) == 4.0
+    assert beyond.same_algorithm(_stats(offdiag_qk=0.5, n=18.0, n_prime=2.0), sized=True) == 0.0
+    with pytest.raises(ValueError, match="size"):
+        beyond.tests_held(_stats(), sized=True)
+    assert beyond.answer([big], sized=True)["answer"] == "yes" and beyond.answer([big])["answer"] == "no"
+    assert [c.key for c in beyond.CHANGES if beyond.resized(c)] == ["scale"]
+
+
+def test_the_resampled_score_is_the_score_on_the_medians_over_seeds():
+    per_seed = [_stats(fidelity=f, n=18.0, n_prime=2.0) for f in (1e-4, 1e-3, 2e-3)]
+    r = beyond.resampled_score(per_seed, [4, 5, 6])
+    assert r.value == beyond.same_algorithm(beyond.median_stats(per_seed)) == 3.0 and list(r.names) == [4, 5, 6]
+
+
 def test_order_of_convergence_tells_linear_from_quadratic():
     lin = 0.5 ** np.arange(8)
     quad = 0.5 ** (2.0 ** np.arange(6))

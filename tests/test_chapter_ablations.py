@@ -9,13 +9,28 @@ import pytest
 from eaglebook import ablations
 from eaglebook.chapters import ablations as page
 from eaglebook.comparisons import rows
+from eaglebook.stability import Resampled
 
 
-def test_every_declared_row_is_one_the_chapter_records():
+def test_every_declared_row_is_one_the_chapter_records_and_the_noise_headlines_are_resampled_over_seeds():
     keys = [r.key for r in rows("09_ablations")]
     per = {a.key: {"rel_diff": [0.3]} for a in ablations.SKETCHED}
     defs = {k: [0.3] for k in ablations.REL_DIFF_DEFINITIONS}
-    assert list(page.recorded(per=per, defs=defs, off=[1.0], gam=[1.0], ratios=[1.0])) == keys
+    out = page.recorded(per=per, defs=defs, off=[1.0, 1.4, 0.9], gam=[0.5, 0.6, 0.9], ratios=[1.0], noise_seeds=[0, 1, 2])
+    assert list(out) == keys
+    heads = [r.key for r in rows("09_ablations") if r.role == "headline"]
+    assert heads == ["C9_noise_offdiag_ratio", "C9_noise_gamma_ratio"]
+    assert all(isinstance(out[k], Resampled) and out[k].unit == "seeds" and list(out[k].names) == [0, 1, 2] for k in heads)
+    assert out["C9_noise_offdiag_ratio"].value == 1.0 and out["C9_noise_gamma_ratio"].value == 0.6   # the same statistic
+
+
+def test_the_mse_reduction_is_chapter_3s_headline_statistic():
+    run = NS(baselines={"zero_mse": 0.06}, history={"train_loss": np.r_[np.full(95, 1.0), np.full(5, 0.01)]},
+             final={"test_mse_median": 0.001})
+    assert ablations.train_loss(run) == pytest.approx(0.01) and ablations.reduction(run) == pytest.approx(6.0)  # not 60
+    base = [NS(zero_mse=z, train_loss=t) for z, t in ((0.06, 0.01), (0.07, 0.02), (0.05, 0.005))]
+    assert page.base_reduction_headline(base) == pytest.approx(0.06 / 0.01)        # a ratio of medians
+    assert "zero ÷ training loss" in page.PANELS["reduction"][1] and "zero ÷ training loss" in page.STATS["reduction"]
 
 
 def test_fmt_range_and_pct():

@@ -8,15 +8,38 @@ import pytest
 from eaglebook import beyond
 from eaglebook.chapters import beyond as page
 from eaglebook.comparisons import rows
+from eaglebook.stability import Resampled
 
 ALL = dict(zip(beyond.TESTS, [True] * 4))
 NONE = dict(zip(beyond.TESTS, [False] * 4))
 
 
-def test_every_declared_row_is_one_the_chapter_records():
-    score = {c.key: 1.0 for c in beyond.CHANGES}
-    assert list(page.recorded(score, 1.0, 2.0)) == [r.key for r in rows("11_beyond")]
-    assert all(r.criterion == beyond.CRITERION for r in rows("11_beyond") if r.key.endswith("_same"))
+def _assessed(**kw):
+    return dict(offdiag_qk=0.1, offdiag_vp=0.1, eta=1.0, gamma=1.9, fidelity=1e-4, reduction=40.0, n=18.0, n_prime=2.0) | kw
+
+
+def test_every_declared_row_is_one_the_chapter_records_resampled_over_seeds():
+    seeds = (0, 1, 2)
+    stats = {(c.key, s): _assessed(offdiag_qk=0.1 * (s + 1)) for c in beyond.CHANGES for s in seeds}
+    out = page.recorded(stats, seeds, {"model": [1.0, 1.3, float("nan")], "eagle": [0.9, 1.0, 1.1]})
+    assert set(out) == {r.key for r in rows("11_beyond")}
+    assert all(isinstance(v, Resampled) and v.unit == "seeds" and list(v.names) == list(seeds) for v in out.values())
+    assert out["C11_softmax_same"].value == beyond.same_algorithm(beyond.median_stats([stats["softmax", s] for s in seeds]))
+    assert out["C11_depth8_order"].value == pytest.approx(1.15) and out["C11_depth8_order_eagle"].value == 1.0
+    assert all(r.criterion == beyond.CRITERION for r in rows("11_beyond") if "_same" in r.key)
+
+
+def test_the_sized_rows_supersede_the_declared_ones_for_the_changes_of_size():
+    by = {r.key: r for r in rows("11_beyond")}
+    assert [k for k in by if k.endswith("_sized")] == ["C11_scale_same_sized"]
+    new, old = by["C11_scale_same_sized"], by["C11_scale_same"]
+    assert new.supersedes == "C11_scale_same" and new.role == "headline" and new.declared.startswith("after the run (v0.4.0")
+    assert old.role == "evidence" and old.declared == "in advance" and by["C11_depth8_same"].role == "headline"
+    assert page.headline("scale") == "C11_scale_same_sized" and page.headline("depth8") == "C11_depth8_same"
+    med = {"scale": _assessed(offdiag_qk=0.5, n=36.0), "depth8": _assessed(offdiag_qk=0.5)}
+    sized = page.sized_results(med)
+    assert list(sized) == ["scale"] and sized["scale"][0]["structure"] and sized["scale"][1] == 4.0
+    assert page.sized_story(med["scale"])[0] == pytest.approx(beyond.sized_mass(0.5, "qk", 36, 2))
 
 
 def test_held_list_and_the_reference():
@@ -94,16 +117,56 @@ def test_floor_summary_and_phrase():
 
 
 def test_the_verdict_story_and_the_outcomes_table():
-    score = {k: 0.0 for k in page.CH} | {"softmax": 4.0, "depth2": 2.0}
-    yes, no, end = page.verdict_story(score)
-    assert yes == "1 of the 10 changes (softmax attention)" and no.startswith("8 (8 layers; ")
-    assert end == ". Under the others the structure is there but not all four tests hold."
-    assert page.verdict_story({k: 0.0 for k in page.CH}) == ("0 of the 10 changes", page.verdict_story({k: 0.0 for k in page.CH})[1], ".")
-    held = {k: NONE for k in page.CH}
-    led = NS(comparisons={f"C11_{k}_same": {"verdict": "partly"} for k in page.ANSWERED} | {"C11_depth8_order": {"verdict": "not reproduced"}})
-    table = page.outcomes_table(held, score, 1.04, led)
+    verdicts = {k: "not reproduced" for k in page.ANSWERED} | {"softmax": "reproduced", "depth2": "partly"}
+    read = {k: {"eagle": 0.9, "gd": 0.5} for k in page.CH} | {"paper": {"eagle": 0.2, "gd": 0.9},
+                                                            "depth8": {"eagle": 0.1, "gd": 0.6}}
+    held = {k: NONE for k in page.CH} | {"lr_low": ALL | {"fidelity": False, "scaling law": False, "beats zero": False}}
+    yes, no, end = page.verdict_story(verdicts, read, held)
+    assert yes == "1 of the 10 changes (softmax attention)" and no.startswith("8: 8 layers")
+    # the word follows the readings table: the 8-layer model fails the structure test yet sits closer to EAGLE
+    assert "8 layers (the structure test fails, yet its prediction sits 0.10 from EAGLE's, closer than the reference's 0.20)" in no
+    assert ("(the structure test fails, and its prediction sits nearer gradient descent's (0.50) than EAGLE's (0.90; "
+            "the reference's: 0.20))") in no
+    assert end == ". Under 1 the structure is there but not all four tests hold."
+    unjudged = verdicts | {"depth2": "not judged"}
+    assert page.verdict_story(unjudged, read, held)[2] == ". Under 1 (2 layers) the answer is not judged: a resample of the seeds changes it."
+    assert page.verdict_story({k: "not reproduced" for k in page.ANSWERED}, read, held)[0] == "0 of the 10 changes"
+    assert page.no_near_story(verdicts, read) == (", though the prediction of 1 of them (8 layers) sits as close to EAGLE's "
+                                                  "as the reference's, or closer")
+    one = {k: "partly" for k in page.ANSWERED} | {"depth8": "not reproduced"}
+    assert page.no_near_story(one, read).startswith(", though its prediction (8 layers) sits as close")
+    assert page.no_near_story(verdicts | {"depth8": "partly"}, read) == ""
+    sized = {"scale": (ALL, 4.0)}
+    row = lambda v, why="": {"verdict": v, "why": why}
+    led = NS(comparisons={f"C11_{k}_same": row("partly") for k in page.ANSWERED} | {"C11_depth8_order": row("not reproduced"),
+             "C11_scale_same_sized": row("not judged", "decided by 1 of 3 seeds (2)")})
+    table = page.outcomes_table(held, {k: 0.0 for k in page.CH} | {"softmax": 4.0}, 1.04, led, sized)
     assert "| the paper's set-up | ✗ | ✗ | ✗ | ✗ | 0 | (reference) |" in table
     assert "| softmax attention | ✗ | ✗ | ✗ | ✗ | 4 | partly |" in table and table.endswith("| p = 1.04 | no |")
+    assert "| n = d = 36, s = 20 (declared test; superseded) | ✗ | ✗ | ✗ | ✗ | 0 | partly |" in table
+    assert ("| n = d = 36, s = 20 (structure at the reference's size, added after the run) | ✓ | ✓ | ✓ | ✓ | 4 | "
+            "not judged: decided by 1 of 3 seeds (2) |") in table
+
+
+def test_eagle_story_order_story_and_stability_story():
+    ref = {"eagle": 0.2}
+    assert page.eagle_story({"eagle": 0.25, "gd": 0.6}, ref) == "its prediction sits 0.25 from EAGLE's, about as close as the reference's 0.20"
+    assert page.eagle_story({"eagle": 0.45, "gd": 0.6}, ref) == "its prediction sits 0.45 from EAGLE's, further than the reference's 0.20"
+    assert page.eagle_story({"eagle": 1.2, "gd": 1.1}, ref) == "its prediction is no nearer EAGLE's or gradient descent's than predicting zero is"
+    assert page.near_eagle({"eagle": 0.3, "gd": 0.6}, ref) and not page.near_eagle({"eagle": 0.31, "gd": 0.6}, ref)
+    assert not page.near_eagle({"eagle": 0.2, "gd": 0.1}, ref)                 # gradient descent is nearer
+    t = page.order_story(1.23, 0.97, "not reproduced")
+    assert t.startswith("the model's error falls faster than EAGLE's, but EAGLE itself does not fall doubly")
+    assert page.order_story(1.0, 1.6, "reproduced") == "EAGLE itself falls doubly exponentially here, and the model's error falls no faster than EAGLE's"
+    st = lambda share, k=None, d=(): {"share": share, "resamples": 200, "n": 3, "unit": "seeds", "k": k, "deciders": list(d)}
+    assert page.stability_story({"a": {"stability": st(0.0)}, "b": {"stability": st(0.05)}}) == "every answer is stable under resampling the 3 seeds"
+    assert page.stability_story({"a": {"stability": st(0.3, 1, ["2"])}, "b": {"stability": st(0.0)}}) == (
+        "resampling the 3 seeds changes 1 answer, not judged: a (decided by 1 of 3 seeds (2))")
+    assert page.answer_text({"verdict": "partly", "why": ""}) == "partly"
+    assert page.answer_text({"verdict": "not judged", "why": "decided by 1 of 3 seeds (0)"}) == "not judged: decided by 1 of 3 seeds (0)"
+    verdicts = {k: "partly" for k in page.ANSWERED}
+    assert page.unjudged_story(verdicts) == ""
+    assert page.unjudged_story(verdicts | {"lr_low": "not judged"}) == " (1 more not judged: resampling the seeds changes its answer)"
 
 
 def test_tables():

@@ -306,15 +306,23 @@ def test_audit_measures_the_width_the_notebook_shows():
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 @pytest.mark.parametrize("top", [1e60, 1e251, 1e290])
-def test_log_axes_over_hundreds_of_decades_draw(tmp_path, fmt, top):
-    """Per-layer constants of a deep model reach 1e250 and more; matplotlib's own log ticks overflow there."""
+def test_per_layer_constants_of_hundreds_of_decades_leave_the_other_curves_readable(tmp_path, fmt, top):
+    """Per-layer constants of a deep model reach 1e250 and more: drawn at the axis edge (open triangles), so the
+    axis keeps the other models' detail, and matplotlib's log ticks do not overflow."""
     eta, gamma = np.array([1.4, 3.2, 73.0, 1e18, top / 10]), np.array([1.9, 4.3, 1e2, 1e55, top])
-    fig = beyond.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": (eta[:4], gamma[:4])}, eta=1.0, gamma=1.9)
+    fig = beyond.plot_layer_constants({"8 layers": (eta, gamma), "4 layers": ([1.1, 0.9, 1.2, 1.0], [1.7, 2.1, 2.4, 1.8])},
+                                      eta=1.0, gamma=1.9)
     fig.savefig(tmp_path / f"c.{fmt}")
     b = fig.axes[1]
-    assert b.get_yscale() == "log" and b.get_ylim()[0] <= 1.9 and b.get_ylim()[1] >= top
-    if top > 10.0 ** plotting.LOG_SAFE_DECADES:
-        assert 2 <= len(b.get_yticks()) <= 8
+    lo, hi = b.get_ylim()
+    assert b.get_yscale() == "log" and lo <= 1.7 and 1e2 <= hi <= 1e3      # three decades around γ ≈ 1.9, no more
+    edge = [l for l in b.get_lines() if l.get_label() == "_beyond"]
+    assert len(edge) == 1 and np.allclose(edge[0].get_ydata(), hi / 1.3) and len(edge[0].get_ydata()) == 2
+    assert "beyond the axis (at its edge)" in [t.get_text() for t in b.get_legend().get_texts()]
+    plt.close(fig)
+    fig = beyond.plot_layer_errors({"model": [0.05, 1e3, top, 1e-3], "EAGLE": [0.05, 1e-2, 1e-4, 1e-6]})
+    fig.savefig(tmp_path / f"d.{fmt}")
+    assert fig.axes[0].get_ylim()[1] < 1e3
     plt.close(fig)
     fig = beyond.plot_layer_errors({"model": [0.05, 1e-3, 1e-290, 0.0]})
     fig.savefig(tmp_path / f"e.{fmt}")

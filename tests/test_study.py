@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from eaglebook import beyond, cache, cluster, config, study, training
+from eaglebook import beyond, cache, cluster, config, knobsets, study, training
 
 distributed = pytest.importorskip("distributed")   # requirements.txt installs it (the 'cluster' extra)
 
@@ -110,6 +110,9 @@ def test_a_setting_that_is_a_chapter_11_change_is_its_config():
     P = config.get("ci")
     s, = study.plan(P, study.choose_regime(["layers"]), {"layers": [2]}, {}, (0, 1))
     assert list(s.cfgs) == beyond.configs(P, beyond.change("depth2"), [0, 1])   # same cache keys
+    assert isinstance(s.change, knobsets.KnobSet) and s.knobs == {"layers": 2} and s.label == "layers=2"
+    fixed, = study.plan(P, "unconstrained", {}, {"steps": 7}, (0,))        # --set only: the base setting
+    assert fixed.label == "base" and fixed.knobs == {} and fixed.cfgs[0].steps == 7
     assert study.choose_regime(["r", "layers"]) == "sketched"
     assert study.choose_regime(["machines"]) == "distributed"
     assert study.choose_regime([]) == "unconstrained"
@@ -125,6 +128,11 @@ def test_the_answer_is_the_declared_test():
         "median": None, "held": {**beyond.tests_held(no)}, "score": 0.0, "verdict": "not reproduced", "answer": "no"}
     # medians over seeds: two good seeds out of three decide
     assert beyond.answer([good, good, no])["answer"] == "yes"
+    # the study applies the structure test at the reference's size: the same at n = 18, kinder at n = 36
+    big = {**good, "offdiag_qk": 0.5}
+    assert beyond.answer([big | {"n": 18.0, "n_prime": 2.0}], sized=True)["answer"] == "no"
+    assert beyond.answer([big | {"n": 36.0, "n_prime": 2.0}], sized=True)["answer"] == "yes"
+    assert "converted to n = 18, n' = 2" in study.declaration()
 
 
 # ------------------------------------------------------------------------------------------ executors

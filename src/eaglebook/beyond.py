@@ -14,6 +14,14 @@ returns the statistics of the declared "same algorithm" test (:func:`same_algori
 4. **beats zero**: the median MSE of predicting zero is at least 10 times the model's (the low end of
    the paper's "10–50×"; medians of the same prompts, like for like).
 
+Added after the runs (v0.4.0, 2026-12-03): the structure test **at the reference's size**
+(:func:`sized_mass`, ``tests_held(..., sized=True)``).  The off-structure mass of an N × N product grows with
+N at the same per-entry deviation (N² entries deviate, N or fewer carry the structure), so the declared 0.4
+asks more of a model at n = 36 than at n = 18.  The sized test converts each mass to the paper's size
+(:data:`STRUCTURE_SIZE`) at the same per-entry deviation before comparing it with 0.4; at n = 18 it is the
+declared test itself.  Chapter 11 declares it for the changes of size (:func:`resized`) in rows that
+supersede the declared ones.
+
 Readings of what a model computes instead (:func:`readings`): its prediction beside EAGLE's (the paper's
 η = 1, γ = 1.9, batch-max ρ per layer) and plain gradient descent's (η = 0, the same γ) run for as many
 iterations as the model has layers, on the same prompts.
@@ -25,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 from typing import Any, Mapping, Sequence
 
@@ -35,11 +44,13 @@ from . import config, extraction, ledger, scorecard, tasks
 from .knobsets import PROBED, Derived, KnobSet, find
 from .config import Profile, TrainConfig
 from .solver.update import update
+from .stability import Resampled
 from .training import Run, seeds as _seeds, test_set
 
 __all__ = ["CHANGES", "change", "base_config", "SGD_PROBE_LRS", "probe_configs", "probed_lr", "configs", "assess",
            "same_algorithm", "tests_held", "median_stats", "CRITERION", "answer", "readings", "layer_errors", "order_of_convergence", "floor_targets",
-           "noise_sets", "theorem1_errors", "median_kappa", "THEOREM1",
+           "noise_sets", "theorem1_errors", "median_kappa", "THEOREM1", "sized_mass", "resized", "TEST_STATS",
+           "score_of", "resampled_score", "STRUCTURE_SIZE", "SIZED", "SIZED_WHEN",
            "STRUCTURE_MAX", "FIDELITY_MAX", "BEATS_ZERO_MIN", "ETA", "GAMMA", "LAW_FACTOR", "TESTS"]
 
 #: The declared "same algorithm" test (module docstring); fixed before any chapter-11 model was trained.
@@ -52,6 +63,12 @@ TESTS = ("structure", "scaling law", "fidelity", "beats zero")
 #: The declared answer to "does the same algorithm emerge?" from :func:`same_algorithm`'s score: 4 is *yes*,
 #: 1 to 3 *partly*, 0 *no* (chapter 11 declares its questions with it; ``python -m eaglebook.study`` applies it).
 CRITERION = ledger.at_least(4, partly=1)
+#: The size (n, n′) at which :data:`STRUCTURE_MAX` was set: the paper's set-up (n = 18, n′ = 2).  The structure
+#: test at the reference's size (:func:`sized_mass`) converts a mass to it; declared after the runs.
+STRUCTURE_SIZE = (18, 2)
+#: When the sized structure test was declared (chapter 11's rows that supersede the declared test).
+SIZED_WHEN = "v0.4.0, 2026-12-03"
+SIZED = ledger.after_run(SIZED_WHEN)
 
 #: SGD's learning rate is not the paper's (it trains with Adam): it is chosen by a short probe over these
 #: rates (:func:`probed_lr`), by the lowest held-out median MSE.
@@ -93,6 +110,12 @@ CHANGES: tuple[KnobSet, ...] = (
 def change(key: str) -> KnobSet:
     """The change named ``key``; an unknown key is a ``ValueError`` listing them."""
     return find(CHANGES, key)
+
+
+def resized(ch: KnobSet) -> bool:
+    """Whether change ``ch`` sets the size of the products (n or n′), where the structure test at the reference's
+    size differs from the declared one."""
+    return bool({"n", "n_prime"} & set(ch.knobs))
 
 
 # --------------------------------------------------------------------------------------------- configs
@@ -300,24 +323,76 @@ def assess(run: Run, *, prompts: int = 1024) -> dict[str, Any]:
         "fidelity": float(np.max(fid.median)), "fidelity_layer": fid.median.copy(),
         "mse_median": mse, "zero_median": zero, "reduction": zero / mse if mse > 0 else math.inf,
         "errors": errs, "readings": readings(model, Xo), "layers": model.L, "seconds": float(run.seconds),
+        "n": float(model.task.n), "n_prime": float(model.task.n_prime),     # the products' size (the sized test)
     }
 
 
-def tests_held(stats: Mapping[str, float]) -> dict[str, bool]:
-    """Which of the four tests (:data:`TESTS`) hold for a set of statistics (one run, or medians over seeds)."""
+def _entries_per_structure(kind: str, n: float, n_prime: float) -> float:
+    """The entries of an (n + n′)² product per entry of its structure: W_QK's structure diag(a I_n, 0) has n
+    entries, W_VP's diag(a I_n, b I_n′) has n + n′."""
+    size = n + n_prime
+    return size * size / (n if kind == "qk" else size)
+
+
+def sized_mass(mass: float, kind: str, n: float, n_prime: float, *, to: tuple[float, float] = STRUCTURE_SIZE) -> float:
+    """The off-structure mass ``mass`` of a ``kind`` ("qk" or "vp") product of size n + n′, converted to the size
+    ``to`` (default :data:`STRUCTURE_SIZE`) at the same per-entry deviation.  With W = Π + E (Π the structure,
+    E the rest) the mass is m = ‖E‖/‖W‖, so q = m²/(1 − m²) = ‖E‖²/‖Π‖²; when every entry deviates by the same
+    amount relative to Π's diagonal, q is proportional to the entries of W per entry of Π
+    (:func:`_entries_per_structure`), so q is rescaled by that count at ``to`` over the count at (n, n′) and the
+    mass read back.  A mass of 1 (no structure) stays 1; at the reference size the mass is unchanged."""
+    if kind not in ("qk", "vp"):
+        raise ValueError(f"argument kind={kind!r} must be 'qk' or 'vp'")
+    if not (n >= 1 and n_prime >= 0):
+        raise ValueError(f"arguments n={n}, n_prime={n_prime}: need n >= 1 and n_prime >= 0")
+    m = float(mass)
+    if not m < 1.0 or (n, n_prime) == tuple(to):
+        return m
+    q = m * m / (1.0 - m * m) * _entries_per_structure(kind, *to) / _entries_per_structure(kind, n, n_prime)
+    return math.sqrt(q / (1.0 + q))
+
+
+def tests_held(stats: Mapping[str, float], *, sized: bool = False) -> dict[str, bool]:
+    """Which of the four tests (:data:`TESTS`) hold for a set of statistics (one run, or medians over seeds).
+    ``sized``: the structure test at the reference's size (:func:`sized_mass`; declared after the runs), which
+    reads the products' size from ``stats["n"]`` and ``stats["n_prime"]`` (:func:`assess` gives them)."""
     law = (max(stats["eta"] / ETA, ETA / stats["eta"]) <= LAW_FACTOR if stats["eta"] > 0 else False) and \
           (max(stats["gamma"] / GAMMA, GAMMA / stats["gamma"]) <= LAW_FACTOR if stats["gamma"] > 0 else False)
-    return {"structure": stats["offdiag_qk"] <= STRUCTURE_MAX and stats["offdiag_vp"] <= STRUCTURE_MAX,
+    qk, vp = stats["offdiag_qk"], stats["offdiag_vp"]
+    if sized:
+        if "n" not in stats or "n_prime" not in stats:
+            raise ValueError("the sized structure test needs the products' size: stats['n'] and stats['n_prime']")
+        qk, vp = (sized_mass(m, k, stats["n"], stats["n_prime"]) for m, k in ((qk, "qk"), (vp, "vp")))
+    return {"structure": qk <= STRUCTURE_MAX and vp <= STRUCTURE_MAX,
             "scaling law": bool(law), "fidelity": stats["fidelity"] <= FIDELITY_MAX,
             "beats zero": stats["reduction"] >= BEATS_ZERO_MIN}
 
 
-def same_algorithm(stats: Mapping[str, float]) -> float:
+def same_algorithm(stats: Mapping[str, float], *, sized: bool = False) -> float:
     """The declared test's score: the number of the four tests that hold, or 0 when the structure test
     fails (without the structure there is no three-scalar algorithm to speak of).  4: the same algorithm;
-    1–3: partly; 0: a different one."""
-    held = tests_held(stats)
+    1–3: partly; 0: a different one.  ``sized``: with the structure test at the reference's size."""
+    held = tests_held(stats, sized=sized)
     return float(sum(held.values())) if held["structure"] else 0.0
+
+
+#: The per-seed statistics the test reads, the columns of :func:`resampled_score`'s values.
+TEST_STATS = ("offdiag_qk", "offdiag_vp", "eta", "gamma", "fidelity", "reduction", "n", "n_prime")
+
+
+def score_of(rows, *, sized: bool = False) -> float:
+    """The test's score (:func:`same_algorithm`) on the medians over seeds of ``rows`` (seeds × :data:`TEST_STATS`):
+    the statistic that :func:`resampled_score` resamples."""
+    med = dict(zip(TEST_STATS, np.median(np.asarray(rows, dtype=float), axis=0)))
+    return same_algorithm(med, sized=sized)
+
+
+def resampled_score(per_seed: Sequence[Mapping[str, Any]], seeds: Sequence[int], *, sized: bool = False):
+    """The test's score on the medians over seeds (``per_seed``: each seed's :func:`assess`), recorded with its
+    resampling over the seeds (:class:`eaglebook.stability.Resampled`): its value is
+    ``same_algorithm(median_stats(per_seed), sized=sized)``."""
+    rows = np.array([[float(s[k]) for k in TEST_STATS] for s in per_seed])
+    return Resampled(rows, functools.partial(score_of, sized=sized), unit="seeds", names=list(seeds))
 
 
 def median_stats(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -326,14 +401,15 @@ def median_stats(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return {k: float(np.median([s[k] for s in per_seed])) for k in keys}
 
 
-def answer(per_seed: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def answer(per_seed: Sequence[Mapping[str, Any]], *, sized: bool = False) -> dict[str, Any]:
     """The declared test on the runs of one setting (each seed's :func:`assess`): the medians over seeds
     (:func:`median_stats`), the tests that hold on them (:func:`tests_held`), the score
-    (:func:`same_algorithm`), the verdict of :data:`CRITERION` and its answer (yes / partly / no)."""
+    (:func:`same_algorithm`), the verdict of :data:`CRITERION` and its answer (yes / partly / no).
+    ``sized``: with the structure test at the reference's size (declared after the runs)."""
     if not per_seed:
         raise ValueError("argument per_seed is empty: pass the assess() statistics of at least one run")
     med = median_stats(per_seed)
-    score = same_algorithm(med)
+    score = same_algorithm(med, sized=sized)
     verdict = CRITERION.verdict(score, None)
-    return {"median": med, "held": tests_held(med), "score": score, "verdict": verdict,
+    return {"median": med, "held": tests_held(med, sized=sized), "score": score, "verdict": verdict,
             "answer": scorecard.beyond_label(verdict)}

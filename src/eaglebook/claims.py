@@ -143,8 +143,9 @@ CLAIMS: tuple[PaperClaim, ...] = (
          _LIMITS + ": extension to non-linear models is open"),
         ("depth2", "With 2 layers, the same algorithm emerges.", "camera-ready App. B (4 layers throughout)"),
         ("depth8", "With 8 layers, the same algorithm emerges.", "camera-ready App. B (4 layers throughout)"),
-        ("depth-order", "With 8 layers the model's error falls doubly exponentially from layer to layer, as "
-         "Theorem 1 predicts for EAGLE once conditioned.", "camera-ready Theorem 1 (§5)"),
+        ("depth-order", "With 8 layers the model's error falls doubly exponentially from layer to layer (the rate "
+         "Theorem 1 proves for EAGLE only after a conditioning phase; EAGLE's own order on the same prompts and "
+         "iterations is its evidence).", "camera-ready Theorem 1 (§5)"),
         ("scale", "At n = d = 36 with s = 20, the same algorithm emerges.", "camera-ready App. B (n = d = 18 in training)"),
         ("noise-half", "With σ² = 0.01 on half of the training samples, the same algorithm emerges.",
          "a secondary summary's reading of App. C"),

@@ -11,7 +11,9 @@ or on a Dask cluster (``--scheduler``, else ``$EAGLEBOOK_SCHEDULER``: ``local`` 
 
 Each model is assessed by :func:`eaglebook.beyond.assess` and each setting answered by
 :func:`eaglebook.beyond.answer`, the code chapter 11 uses: structure, scaling law (η, γ), fidelity and
-beats-zero on the medians over seeds, 4 tests *yes*, 1–3 *partly*, 0 (or no structure) *no*.  The test was
+beats-zero on the medians over seeds, 4 tests *yes*, 1–3 *partly*, 0 (or no structure) *no*, with the structure
+test at the reference's size (:func:`eaglebook.beyond.sized_mass`: the same as declared at n = 18, and what chapter
+11 judges a change of size by since v0.4.0).  The test was
 declared for the unconstrained regime (chapter 11's); a knob that only the sketched (``r``, ``vp_width``) or
 distributed (``machines``) regime reads selects that regime, where the structure test measures W_QK against
 the unconstrained model's diagonal form, so a *no* there may be the regime's own structure.
@@ -40,6 +42,7 @@ import numpy as np
 
 from . import beyond, cache, cluster, config, regimes, training
 from .config import KNOBS, TrainConfig
+from .knobsets import KnobSet
 
 __all__ = ["Setting", "parse_assignment", "parse_seeds", "choose_regime", "plan", "run", "table", "plot", "main"]
 
@@ -134,14 +137,20 @@ def choose_regime(knobs: Sequence[str], regime: str | None = None) -> str:
 # ----------------------------------------------------------------------------------------------- the plan
 @dataclass(frozen=True)
 class Setting:
-    """One combination of the grids: its knobs (those varied) and its training configs, one per seed."""
+    """One combination of the grids: the change it makes (a :class:`~eaglebook.knobsets.KnobSet` of the knobs
+    varied, named by them, the type of chapter 9's ablations and chapter 11's changes) and its training configs,
+    one per seed (the ``--set`` knobs applied too)."""
 
-    knobs: Mapping[str, Any]
+    change: KnobSet
     cfgs: tuple[TrainConfig, ...]
 
     @property
+    def knobs(self) -> Mapping[str, Any]:
+        return self.change.knobs
+
+    @property
     def label(self) -> str:
-        return ", ".join(f"{k}={_show(v)}" for k, v in self.knobs.items()) or "base"
+        return self.change.label
 
 
 def _show(v: Any) -> str:
@@ -158,15 +167,18 @@ def plan(profile: config.Profile, regime: str, grids: Mapping[str, Sequence[Any]
     names = list(grids)
     for combo in itertools.product(*(grids[k] for k in names)):
         knobs = dict(zip(names, combo))
+        label = ", ".join(f"{k}={_show(v)}" for k, v in knobs.items()) or "base"
+        change = KnobSet(label, label, f"a setting of the study: {label}", knobs)
         cfgs = []
         for s in seeds:
             try:
-                cfgs.append(config.apply_knobs(beyond.base_config(profile, s, regime), {**fixed, **knobs}))
+                base = beyond.base_config(profile, s, regime)
+                cfgs.append(config.apply_knobs(base, {**fixed, **change.settings(base)}))
             except (ValueError, TypeError) as e:
                 shown = ", ".join(f"{k}={_show(v)}" for k, v in {**fixed, **knobs}.items())
                 msg = (str(e).splitlines() or [""])[0].replace("parameter ", "knob ", 1)
                 raise StudyError(f"{msg} (setting {shown})") from None
-        out.append(Setting(knobs, tuple(cfgs)))
+        out.append(Setting(change, tuple(cfgs)))
     return out
 
 
@@ -203,10 +215,10 @@ def run(settings: Sequence[Setting], *, scheduler: str | None = None, workers: i
             r = training.trained(c, progress=False)
             st = beyond.assess(r)
             runs.append({"seed": c.seed, "config": cache.config_hash(c), "trained": where[c], "seconds": r.seconds,
-                         "stats": st, "held": beyond.tests_held(st)})
+                         "stats": st, "held": beyond.tests_held(st, sized=True)})
             if bar is not None:
                 bar.update(1)
-        ans = beyond.answer([r["stats"] for r in runs])
+        ans = beyond.answer([r["stats"] for r in runs], sized=True)
         out.append({"knobs": dict(s.knobs), "label": s.label, "runs": runs, **ans})
     if bar is not None:
         bar.close()
@@ -240,8 +252,10 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
 
 def declaration() -> str:
     """The declared test in one paragraph (the legend of the table's ``held`` column)."""
+    n, n_prime = beyond.STRUCTURE_SIZE
     return (f"The test (chapter 11, eaglebook.beyond), on the medians over seeds: S structure (off-structure mass of "
-            f"W_QK and W_VP <= {beyond.STRUCTURE_MAX:g}), L scaling law (eta within {beyond.LAW_FACTOR:g}x of "
+            f"W_QK and W_VP <= {beyond.STRUCTURE_MAX:g}, converted to n = {n}, n' = {n_prime} at the same deviation "
+            f"per entry), L scaling law (eta within {beyond.LAW_FACTOR:g}x of "
             f"{beyond.ETA:g}, gamma within {beyond.LAW_FACTOR:g}x of {beyond.GAMMA:g}), F fidelity (<= "
             f"{beyond.FIDELITY_MAX:.0e}), Z beats zero (zero/model >= {beyond.BEATS_ZERO_MIN:g}). Score: the tests "
             "held, 0 without the structure; 4 yes, 1-3 partly, 0 no.")
@@ -409,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.json:
         doc = {"format": "eaglebook.study/1", "command": [PROG, *(sys.argv[1:] if argv is None else argv)],
                "profile": profile.name, "regime": regime, "scheduler": sched, "seconds": seconds,
-               "test": {"structure_max": beyond.STRUCTURE_MAX, "eta": beyond.ETA, "gamma": beyond.GAMMA,
+               "test": {"structure_max": beyond.STRUCTURE_MAX, "structure_size": list(beyond.STRUCTURE_SIZE), "eta": beyond.ETA, "gamma": beyond.GAMMA,
                         "law_factor": beyond.LAW_FACTOR, "fidelity_max": beyond.FIDELITY_MAX,
                         "beats_zero_min": beyond.BEATS_ZERO_MIN, "criterion": beyond.CRITERION.text},
                "settings": _plain(results)}

@@ -14,25 +14,28 @@ from typing import Mapping, NamedTuple, Sequence
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from .. import stability
 from ..ablations import DIVERGED, REL_DIFF_DEFINITIONS, SKETCHED, ablation
 from ..comparisons.c09_ablations import PAPER_REL_DIFF
 from ..ledger import Check
+from ..stability import Resampled
 from ..plotting import MARKERS, METHOD_STYLE, finish, legend_outside, needs_log, subplots
 
 __all__ = ["STATS", "LABELS", "PANELS", "fmt_range", "pct", "ablation_table", "chance_outside", "chance_story",
            "sketched_table", "overlap_story", "definitions_table", "Candidate", "candidates", "closest",
            "outcome", "default_statement", "tail_table", "tail_glued", "precision_recall_text", "kappa_split",
            "kappa_table", "kappa_story", "divergence_table", "decided", "decides_story", "overshoot_story", "remedy_story",
-           "noise_ratios", "noise_table", "prune_table", "prune_spread", "used", "recorded", "checks", "glued",
+           "noise_ratios", "noise_table", "prune_table", "prune_spread", "base_reduction_headline", "used", "recorded", "checks", "glued",
            "plot_ablations", "plot_definitions", "plot_failure_boundary"]
 
 #: The per-seed statistics of a sketched ablation the chapter tabulates (:class:`eaglebook.ablations.SketchStats`).
-STATS = {"rel_diff": "relative difference", "overlap": "subspace overlap", "gamma": "γ", "reduction": "MSE reduction",
-         "worse": "worse than zero"}
+STATS = {"rel_diff": "relative difference", "overlap": "subspace overlap", "gamma": "γ",
+         "reduction": "MSE reduction (zero ÷ training loss)", "worse": "worse than zero"}
 LABELS = {a.key: a.label for a in SKETCHED}
 #: The panels of the ablations figure: statistic -> (the paper's value or band, axis label, log axis?).
 PANELS = {"rel_diff": (PAPER_REL_DIFF, "relative difference", False), "overlap": (None, "subspace overlap tr(P_Q P_V)/r", False),
-          "gamma": (1.9, "γ (batch-max norm)", False), "reduction": ((10.0, 50.0), "MSE reduction (zero / median)", True)}
+          "gamma": (1.9, "γ (batch-max norm)", False),
+          "reduction": ((10.0, 50.0), "MSE reduction (zero ÷ training loss)", True)}
 
 #: Where the default's overlap lies between chance (r/n ↦ 0) and the same sketch (1 ↦ 1): bands for the wording
 #: (set after seeing the paper-profile numbers; they decide wording only).
@@ -294,7 +297,8 @@ def noise_ratios(nstat: dict) -> tuple[list[float], list[float]]:
 
 
 def noise_table(pairs: dict, nstat: dict) -> str:
-    rows = ["| seed | σ² | off-structure mass W_QK | W_VP | η | γ | fidelity, last layer (median) | MSE reduction |", "|---" * 8 + "|"]
+    rows = ["| seed | σ² | off-structure mass W_QK | W_VP | η | γ | fidelity, last layer (median) | "
+            "MSE reduction (zero ÷ training loss) |", "|---" * 8 + "|"]
     for s, (a, b) in nstat.items():
         for nv, x in ((pairs[s][0].task.noise_var, a), (pairs[s][1].task.noise_var, b)):
             rows.append(f"| {s} | {nv:g} | {x['offdiag_qk']:.3f} | {x['offdiag_vp']:.3f} | {x['eta']:.2f} | {x['gamma']:.2f} | "
@@ -308,6 +312,12 @@ def prune_table(parent_runs: dict, pruned: dict, small: dict) -> str:
         p, q = parent.final["test_mse_median"], small[s].final["test_mse_median"]
         rows.append(f"| {s} | {', '.join(str(int(h)) for h in pruned[s]['keep'])} | {p:.2e} | {q:.2e} | {q / p:.2f} |")
     return "\n".join(rows)
+
+
+def base_reduction_headline(base_stats: Sequence) -> float:
+    """Chapter 3's headline MSE reduction over the default's seeds: the median zero-predictor MSE over the median
+    training loss (a ratio of medians, the value the scorecard judges; the figure shows the per-seed ratios)."""
+    return float(np.median([x.zero_mse for x in base_stats]) / np.median([x.train_loss for x in base_stats]))
 
 
 def prune_spread(ratios: Sequence[float]) -> str:
@@ -326,11 +336,16 @@ def used(*, cfgs: dict, tail_cfgs: dict, pairs: dict, parents: dict, pcfgs: dict
     return out
 
 
-def recorded(*, per: dict, defs: dict, off: Sequence[float], gam: Sequence[float], ratios: Sequence[float]) -> dict:
-    """The values of chapter 9's declared comparisons (:mod:`eaglebook.comparisons.c09_ablations`)."""
+def recorded(*, per: dict, defs: dict, off: Sequence[float], gam: Sequence[float], ratios: Sequence[float],
+             noise_seeds: Sequence[int]) -> dict:
+    """The values of chapter 9's declared comparisons (:mod:`eaglebook.comparisons.c09_ablations`); the noise
+    claim's headlines (``off``, ``gam``: per seed of ``noise_seeds``) resampled over the seeds
+    (:class:`eaglebook.stability.Resampled`)."""
     out = {f"C9_sk_{k}_rel_diff": float(np.median(v["rel_diff"])) for k, v in per.items()}
     out |= {f"C9_def_{k}_rel_diff": float(np.median(v)) for k, v in defs.items() if k != "ours"}
-    return out | {"C9_noise_offdiag_ratio": float(np.median(off)), "C9_noise_gamma_ratio": float(np.median(gam)),
+    seeds = list(noise_seeds)
+    return out | {"C9_noise_offdiag_ratio": Resampled(list(off), np.median, unit="seeds", names=seeds),
+                  "C9_noise_gamma_ratio": Resampled(list(gam), np.median, unit="seeds", names=seeds),
                   "C9_prune_ratio_median_seeds": float(np.median(ratios))}
 
 
@@ -345,8 +360,9 @@ def checks(tails: dict) -> list[Check]:
 
 
 def glued(*, profile, seed: int, per: dict, chance: dict, moved: dict, base_cfg, defs: dict, tails: dict, summ: dict,
-          kappa: dict, ratios: Sequence[float], ledger) -> dict:
-    """Everything chapter 9's prose quotes, by key (``ledger``: the chapter's, its comparisons recorded)."""
+          kappa: dict, ratios: Sequence[float], ledger, stats: dict) -> dict:
+    """Everything chapter 9's prose quotes, by key (``ledger``: the chapter's, its comparisons recorded;
+    ``stats``: ablation key → its seeds' :class:`eaglebook.ablations.SketchStats`)."""
     m, k = len(profile.seeds), len(profile.ablation_seeds)
     base = per["base"]
     verdict = lambda key: ledger.comparisons[key]["criterion_verdict"]   # by the criterion alone (these rows are evidence)
@@ -363,6 +379,8 @@ def glued(*, profile, seed: int, per: dict, chance: dict, moved: dict, base_cfg,
         C9_base_overlap=float(np.median(base["overlap"])),
         C9_base_overlap_story=overlap_story(float(np.median(base["overlap"])), chance["base"], base_cfg.model.r, base_cfg.task.n),
         C9_base_gamma=float(np.median(base["gamma"])), C9_base_reduction=float(np.median(base["reduction"])),
+        # chapter 3's headline statistic over the same seeds: the ratio of the medians (the scorecard's value)
+        C9_base_reduction_headline=base_reduction_headline(stats["base"]),
         C9_n_moved=sum(moved.values()), C9_n_ablations=len(moved),
         C9_moved_list=", ".join(LABELS[k] for k, mv in moved.items() if mv) or "none",
         C9_angle_deg=float(np.degrees(np.arcsin(min(1.0, np.median(defs["scale"]))))),
@@ -382,6 +400,8 @@ def glued(*, profile, seed: int, per: dict, chance: dict, moved: dict, base_cfg,
         C9_prune_seeds=", ".join(map(str, profile.prune_seeds)), C9_prune_lo=min(ratios), C9_prune_hi=max(ratios),
         C9_prune_spread=prune_spread(ratios),
         C9_findings_noise=ledger.verdict_phrase("noise-structure"),
+        C9_noise_offdiag_ratio_stability=stability.phrase(ledger.comparisons["C9_noise_offdiag_ratio"].get("stability")),
+        C9_noise_gamma_ratio_stability=stability.phrase(ledger.comparisons["C9_noise_gamma_ratio"].get("stability")),
     )
     return out | tail_glued(tails, summ)
 
