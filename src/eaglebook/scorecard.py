@@ -317,7 +317,7 @@ def _what_without_part(what: str, part: str | None) -> str:
 def beyond_table(ledgers: list[Ledger], *, link: bool = False) -> str:
     """Chapter 11's questions (:data:`eaglebook.claims.BEYOND`), one row each: the declared test, our value
     and the answer (yes / partly / no), apart from the paper's tally."""
-    out = ["| # | question | test (declared in advance) | ours | answer |", "|---|---|---|---|---|"]
+    out = ["| # | question | test (when declared: in the cell) | ours | answer |", "|---|---|---|---|---|"]
     for i, res in enumerate(claim_results(ledgers, kind=_claims.BEYOND), 1):
         c = res.claim
         name = f"[{c.statement}]({c.chapter}.md)" if link else c.statement

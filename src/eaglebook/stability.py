@@ -119,6 +119,8 @@ def phrase(st: dict | None) -> str:
     if not st:
         return ""
     if st["share"] <= FLIP_SHARE:
-        return f"its verdict is stable under resampling the {st['n']} {st['unit']}"
+        units = st["unit"][:-1] if st["n"] == 1 and st["unit"].endswith("s") else st["unit"]
+        return f"its verdict is stable under resampling the {st['n']} {units}" if st["n"] > 1 else \
+            f"its verdict rests on one {units}: resampling cannot test it"
     s = Stability(st["share"], st["resamples"], st["n"], st["unit"], st["k"], tuple(st["deciders"]))
     return "its verdict is " + s.why()
