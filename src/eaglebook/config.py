@@ -201,7 +201,7 @@ class TrainConfig:
         choice("dtype", self.dtype, ("float32", "float64"))
         choice("optimizer", self.optimizer, OPTIMIZERS)
         check_float("momentum", self.momentum, lower_open=False, upper=1.0, upper_closed=False, allowed="numbers in [0, 1)")
-        regimes.get(self.model.regime).validate(self.model, self.task)   # e.g. M must divide n
+        regimes.get(self.model.regime).attention.validate(self.model, self.task)   # e.g. M must divide n
 
 
 @dataclass(frozen=True)
@@ -223,7 +223,7 @@ class Tolerances:
 
     def beats_zero(self, regime: str) -> float:
         """The beats-zero factor required of a model of ``regime`` (the regime names its field)."""
-        return getattr(self, regimes.get(regime).beats_zero_tolerance)
+        return getattr(self, regimes.get(regime).paper.beats_zero_tolerance)
 
 
 @dataclass(frozen=True)
