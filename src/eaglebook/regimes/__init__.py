@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .attention import Heads, Layout, Machines, Sketch
-from .paper import Paper, PaperComparison
+from .paper import DistributedPaper, Paper, PaperComparison, SketchedPaper
 from .reading import Diagonal, Projector, SelfOther, top_projector
 
 __all__ = ["Regime", "Layout", "Heads", "Sketch", "Machines", "Diagonal", "Projector", "SelfOther", "Paper",
-           "PaperComparison", "UNCONSTRAINED", "DISTRIBUTED", "SKETCHED", "PAPER", "CAPABILITIES", "register",
-           "unregister", "get", "names", "canonical", "top_projector"]
+           "PaperComparison", "SketchedPaper", "DistributedPaper", "UNCONSTRAINED", "DISTRIBUTED", "SKETCHED", "PAPER",
+           "CAPABILITIES", "register", "unregister", "get", "names", "canonical", "top_projector"]
 
 #: What a function may ask of a regime (:meth:`Regime.can`), and the part that answers.
 CAPABILITIES = {"refactorable": "attention", "prunable": "attention", "heads_share_weights": "attention",
@@ -83,27 +83,37 @@ class Regime:
 
 UNCONSTRAINED = Regime(
     "unconstrained", Heads(), Diagonal(), aliases=("centralized",),
-    paper=Paper("unconstrained", style=dict(color="#0072B2", linestyle="-"), quantized=True, scaling_law=True))
+    paper=Paper("unconstrained", style=dict(color="#0072B2", linestyle="-"), quantized=True, scaling_law=True,
+                no_claim="The paper makes no claim about this regime's weights beyond the common structure (its "
+                         "claim about heads is tested in chapter 3).",
+                own="One head per layer: chapter 3 prunes the 8-head model to one head and fine-tunes it, and this "
+                    "chapter reads the one-head model.",
+                own_print="one head; the 8-head model and its pruning to one head are in chapter 3"))
 
 DISTRIBUTED = Regime(
     "distributed", Machines(), SelfOther(),
-    paper=Paper("distributed", style=dict(color="#E69F00", linestyle="--"), variant="distributed", quantized=True,
-                vp_label="$W_{VP}$ self | other", norm_label="‖A^μ_ℓ‖²",
-                norm_note="over the prompts and the machines' blocks A^μ_ℓ",
-                special=PaperComparison(
-                    "C4_distributed_cross_query", "share of the cross-machine projection in the C, D (query) block",
-                    ("at_least", (0.9,), {"partly": 0.7}), "a share of a weight norm, in [0, 1], averaged over layers",
-                    claim="cross-machine", paper_text="≈ 1 (only C, D cross)")))
+    paper=DistributedPaper(
+        "distributed", style=dict(color="#E69F00", linestyle="--"), variant="distributed", quantized=True,
+        vp_label="$W_{VP}$ self | other", norm_label="‖A^μ_ℓ‖²", norm_note="over the prompts and the machines' blocks A^μ_ℓ",
+        special=PaperComparison(
+            "C4_distributed_cross_query", "share of the cross-machine projection in the C, D (query) block",
+            ("at_least", (0.9,), {"partly": 0.7}), "a share of a weight norm, in [0, 1], averaged over layers",
+            claim="cross-machine", paper_text="≈ 1 (only C, D cross)", short="only the C, D columns cross machines")))
 
 SKETCHED = Regime(
     "sketched", Sketch(), Projector(), aliases=("compute-limited",),
-    paper=Paper("sketched", style=dict(color="#009E73", linestyle="-."), variant="sketched",
-                beats_zero_tolerance="beats_zero_sketched", norm_label="‖A_ℓS_ℓ‖²",
-                norm_note="the sketched data's norm, with the layer's sketch S_ℓ",
-                special=PaperComparison(
-                    "C4_sketched_rel_diff", "relative difference of the normalised W_QK and ±W_VP data blocks (seed 0, "
-                    "median over layers)", ("within_factor", (2,), {"partly": 4}),
-                    "a property of the weights, median over layers", claim="sketch-rel-diff", paper=0.28)))
+    paper=SketchedPaper(
+        "sketched", style=dict(color="#009E73", linestyle="-."), variant="sketched",
+        beats_zero_tolerance="beats_zero_sketched", norm_label="‖A_ℓS_ℓ‖²",
+        norm_note="the sketched data's norm, with the layer's sketch S_ℓ",
+        special=PaperComparison(
+            "C4_sketched_rel_diff", "relative difference of the normalised W_QK and ±W_VP data blocks (seed 0, median "
+            "over layers)", ("within_factor", (2,), {"partly": 4}), "a property of the weights, median over layers",
+            claim="sketch-rel-diff", paper=0.28, short="W_VP's data block has W_QK's sketch (relative difference 0.28)"),
+        reading="α¹ and α² as the least-squares scale of their data block against the layer's projector "
+                "P_ℓ = S_ℓS_ℓᵀ, the top-r subspace of W_QK's data block (α¹ = tr(W_QK P_ℓ)/r, likewise α²; that block "
+                "has rank r by construction), and α³ as the mean diagonal of W_VP's query block",
+        update_note=" (with the sketch, AAᵀ becomes A P_ℓ Aᵀ)"))
 
 
 # ------------------------------------------------------------------------------------------- registry
