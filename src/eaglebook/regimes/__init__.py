@@ -15,7 +15,8 @@ regime to the next lives in its object, and nowhere else; the rest of the packag
 
 Adding a regime is one file: build its parts (reusing the paper regimes' where they fit) and
 :func:`register` it; ``eaglebook.regimes.toy`` is an example, which the ``ci`` profile registers to test
-that a regime needs nothing else.  The registry holds the paper's three regimes (:data:`PAPER`, in the
+that a regime needs nothing else (every page of chapter 4, its row of the table of contents and its chapter
+tests come from the registry).  The registry holds the paper's three regimes (:data:`PAPER`, in the
 paper's order); :func:`get` looks one up and names the registered ones when the name is unknown.  The paper's
 other names, ``centralized`` and ``compute-limited``, are aliases.
 
@@ -37,7 +38,7 @@ from .reading import Diagonal, Projector, SelfOther, top_projector
 
 __all__ = ["Regime", "Layout", "Heads", "Sketch", "Machines", "Diagonal", "Projector", "SelfOther", "Paper",
            "PaperComparison", "SketchedPaper", "DistributedPaper", "UNCONSTRAINED", "DISTRIBUTED", "SKETCHED", "PAPER",
-           "CAPABILITIES", "register", "unregister", "get", "names", "canonical", "top_projector"]
+           "CAPABILITIES", "register", "unregister", "get", "names", "canonical", "in_paper", "top_projector"]
 
 #: What a function may ask of a regime (:meth:`Regime.can`), and the part that answers.
 CAPABILITIES = {"refactorable": "attention", "prunable": "attention", "heads_share_weights": "attention",
@@ -167,6 +168,11 @@ def canonical(name: Any, argument: str = "regime") -> str:
     aliases = f"; aliases {', '.join(repr(a) for a in _ALIASES)}" if _ALIASES else ""
     raise ValueError(f"parameter {argument}={name!r} is not valid; allowed values: {', '.join(repr(k) for k in _REGISTRY)} "
                      f"(the registered regimes{aliases}){hint}")
+
+
+def in_paper(name: Any) -> bool:
+    """Whether ``name`` (or alias) is one of the paper's regimes (:data:`PAPER`)."""
+    return canonical(name) in PAPER
 
 
 def get(name: Any) -> Regime:
