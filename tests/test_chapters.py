@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from eaglebook import report
+from eaglebook import regimes, report, variants
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = report.toc_chapters()
@@ -22,14 +22,17 @@ NOTEBOOKS = [d for d in ORDER if (REPO / "book" / f"{d}.md").read_text().startsw
 
 
 def _runs(name: str) -> list[tuple[str, dict]]:
-    """papermill runs of one chapter, and every regime where the chapter takes a `regime`.  The profile comes
+    """papermill runs of one chapter, and, where the chapter takes a `regime`, the paper's regimes (from the
+    registry; chapter 3 the first two only, its heaviest runs are the same for every regime).  The profile comes
     from $EAGLEBOOK_PROFILE (ci), so a run with the chapter's own defaults injects no parameter: its executed
-    notebook is the book's, and the book-build test below reuses it (:func:`seed_execution_cache`)."""
+    notebook is the book's, and the book-build test below reuses it (:func:`seed_execution_cache`).  The ci
+    profile's other regimes (the toy regime) run from their own test (tests/test_regime_toy.py)."""
     src = (REPO / "book" / f"{name}.md").read_text()
     if "\nregime = " not in src:
         return [(name, {})]
-    regimes = ["unconstrained", "distributed", "sketched"] if name.startswith("04") else ["unconstrained", "distributed"]
-    return [(f"{name}[{r}]", {} if r == "unconstrained" else {"regime": r}) for r in regimes]
+    own = variants.default(REPO, name, "regime")
+    shown = regimes.PAPER if name in variants.VARIANTS else regimes.PAPER[:2]
+    return [(f"{name}[{r}]", {} if r == own else {"regime": r}) for r in shown]
 
 
 RUNS = [run for name in NOTEBOOKS for run in _runs(name)]
@@ -192,7 +195,10 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
                        cwd=clone, env=env, capture_output=True, text=True, timeout=3600)
     chapter_times["(book build, ci)"] = time.perf_counter() - t0
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    assert "executing 04_extract with regime='sketched' (profile ci)" in r.stderr
+    pages = variants.values("04_extract", "ci", REPO)                      # the registry's, and the toy regime
+    assert "toy" in pages and set(regimes.PAPER) - {variants.default(REPO, "04_extract", "regime")} <= set(pages)
+    for regime in pages:
+        assert f"executing 04_extract with regime={regime!r} (profile ci)" in r.stderr, regime
     # a build you can watch: one line per chapter with its time (eaglebook._toolchain.build_progress)
     for name in ("01_task", "07_benchmarks", "index"):
         assert re.search(rf"^\[book\] {name}: [0-9][^\n]*(s|min)\b", r.stderr, re.M), name
@@ -200,15 +206,16 @@ def test_book_builds_with_warnings_as_errors(tmp_path, chapter_times):
     # the seeded chapters came from the cache (a mismatch would only cost time, so it is caught here)
     hits = (r.stdout + r.stderr).count("Using cached notebook")
     assert hits >= len(seeded), f"{len(seeded)} chapters seeded, {hits} taken from the cache"
-    for regime in ("distributed", "sketched"):
+    for regime in pages:
         assert (clone / "book" / "_regimes" / f"04_extract-{regime}.ipynb").is_file(), regime
     html = clone / "_build" / "html"
     assert (html / "index.html").exists()
-    for name in report.toc_chapters(generated=True):
+    for name in report.toc_chapters() + [f"_regimes/04_extract-{r}" for r in pages]:
         assert (html / "book" / f"{name}.html").exists(), name
     scorecard = (html / "book" / "index.html").read_text()
-    for regime in ("unconstrained", "distributed", "sketched"):   # every regime's chapter-4 rows
+    for regime in regimes.PAPER:   # every paper regime's chapter-4 rows, and none of the toy regime's
         assert f"C4_{regime}_eta" in scorecard, regime
+    assert "C4_toy_eta" not in scorecard
     # every claim of the paper has its headline row(s) recorded by some chapter of the build (the claims of the
     # neighbouring paper follow in their own section: the ci profile trains only part of chapter 10's models)
     paper_claims, found, neighbour = scorecard.partition('id="claims-of-a-neighbouring-paper"')

@@ -48,7 +48,7 @@ def paper_book_configs() -> dict[str, TrainConfig]:
         out[f"unconstrained noise seed {s}"] = ablations.NOISE.config(P.training("unconstrained", seed=s))
     for s in P.prune_seeds:                                    # chapter 9: pruning over seeds
         out[f"unconstrained 8 heads seed {s}"] = P.training("unconstrained", seed=s, heads=P.prune_heads)
-    assert set(variants.VARIANTS["04_extract"][1]) <= set(config.REGIMES)
+    assert set(variants.values("04_extract", "paper")) <= set(config.REGIMES)
     return out
 
 

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from eaglebook import plotting, regimes  # noqa: E402
-from eaglebook.chapters import ablations, beyond, benchmarks, eagle, newton_schulz, noisy_regression, task, train  # noqa: E402
+from eaglebook.chapters import ablations, beyond, benchmarks, eagle, extract, newton_schulz, noisy_regression, task, train  # noqa: E402
 from eaglebook.chapters import distributed as c8  # noqa: E402
 
 plotting.use_style()
@@ -71,12 +71,12 @@ CASES = {
     "plot_products": lambda: plotting.plot_products(
         {r"$W_{QK}$": [rng.standard_normal((10, 10)) for _ in range(3)],
          r"$W_{VP}$": [rng.standard_normal((10, 10)) for _ in range(3)]}, blocks=(8,)),
-    "plot_sparsification": lambda: plotting.plot_sparsification(NS(
+    "plot_sparsification": lambda: extract.plot_sparsification(NS(
         factors=np.linspace(0, 3, 10), mse_median=decay(10)[::-1], quantized_median=1.1 * decay(10)[::-1],
         mse_mean=2 * decay(10)[::-1], original_median=1e-4, zero_mse=1.0)),
-    "plot_scaling": lambda: plotting.plot_scaling(NS(eta_layer=[0.5, 2.0, 40.0, 900.0],
+    "plot_scaling": lambda: extract.plot_scaling(NS(eta_layer=[0.5, 2.0, 40.0, 900.0],
                                                      gamma_layer=[1.0, 3.0, 60.0, 2000.0]), eta_paper=1.0, gamma_paper=1.9),
-    "plot_sketch_spectrum": lambda: plotting.plot_sketch_spectrum([NS(
+    "plot_sketch_spectrum": lambda: extract.plot_sketch_spectrum([NS(
         sv_qk=np.sort(rng.random(10))[::-1], sv_vp=np.sort(rng.random(10))[::-1], sv_reference=np.ones(10),
         entries_qk=rng.uniform(-1, 1, 100), entries_vp=rng.uniform(-1, 1, 100), sign=1,
         entries_reference=rng.uniform(-1, 1, 100)) for _ in range(3)]),

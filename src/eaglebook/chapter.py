@@ -15,6 +15,9 @@ namespace=globals())`` reads them from the chapter's namespace.  A knob that cha
 * is announced at the top of the chapter: a sentence saying which settings differ from the paper's
   (glued as ``C<k>_setting`` for the prose, and displayed).
 
+A regime the paper does not have (one a profile adds, :attr:`eaglebook.config.Profile.regimes`) is recorded as
+a changed setting too (``settings["regime"]``): its ledger is a file of its own, off the scorecard.
+
 papermill adds ``-p`` parameters as assignments in a cell of its own ("# Parameters") after the
 parameters cell; a name there that the parameters cell does not define (a typo such as ``lyaers``) would
 only create a new variable, so :func:`start` refuses it, naming it and listing the knobs.
@@ -165,6 +168,8 @@ def start(name: str, *, title: str, profile: str | None, seed: int, regime: str 
         pass
     params = {"seed": seed} | ({"regime": regime} if regime is not None else {})
     settings = dict(prof.knobs)
+    if regime is not None and not regimes.in_paper(regime):   # a regime the paper does not have: off the scorecard
+        settings["regime"] = regime
     if settings:   # the ledger says which setting its verdicts are for
         title = f"{title} [{', '.join(f'{k} = {v}' for k, v in settings.items())}]"
     ledger = Ledger(chapter=name, profile=prof.name, title=title, variant=regime or "", settings=settings,

@@ -20,7 +20,7 @@ left out of the config's canonical JSON (``eaglebook.cache``), so every config t
 default keeps the hash it had before the field existed (the shipped models keep their cache keys).
 
 Everything here is a pure value: no module-level mutable state, no RNG (the regime registry lives in
-:mod:`eaglebook.regimes`).
+:mod:`eaglebook.regimes`; a profile registers the regimes it shows beyond the paper's, :attr:`Profile.regimes`).
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ class TrainConfig:
         """Check that the task and the model fit each other: here the regime's own rule (e.g. M must divide n).
         A config that extends this one for another task (chapter 10's :class:`eaglebook.icl.task.ICLTrain`)
         checks its own fields here."""
-        regimes.get(self.model.regime).validate(self.model, self.task)
+        regimes.get(self.model.regime).attention.validate(self.model, self.task)
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,7 @@ class Tolerances:
 
     def beats_zero(self, regime: str) -> float:
         """The beats-zero factor required of a model of ``regime`` (the regime names its field)."""
-        return getattr(self, regimes.get(regime).beats_zero_tolerance)
+        return getattr(self, regimes.get(regime).paper.beats_zero_tolerance)
 
 
 @dataclass(frozen=True)
@@ -321,6 +321,22 @@ class Profile:
     beyond_steps: int | None = None
     #: The knobs this profile was given that changed its setting (name → value; see :func:`get`).
     knobs: Mapping[str, Any] = field(default_factory=dict)
+    #: Regimes beyond the paper's that the book shows under this profile: modules, each defining one regime as
+    #: ``REGIME`` (the ci profile's toy regime, :mod:`eaglebook.regimes.toy`, tests that a regime is one file).
+    extra_regimes: tuple[str, ...] = ()
+
+    @property
+    def regimes(self) -> tuple[str, ...]:
+        """The regimes the book shows under this profile (chapter 4 has a page for each): the paper's, in its
+        order, then :attr:`extra_regimes`, which this registers (:func:`eaglebook.regimes.register`)."""
+        import importlib
+        extra = []
+        for module in self.extra_regimes:
+            rg = importlib.import_module(module).REGIME
+            if rg.name not in regimes.names():
+                regimes.register(rg)
+            extra.append(rg.name)
+        return REGIMES + tuple(extra)
 
     def training(self, regime: str = "unconstrained", seed: int = 0, **model_overrides) -> TrainConfig:
         """The training config for one regime and seed under this profile.
@@ -370,7 +386,7 @@ def _ci() -> Profile:
                    ns_n=40, ns_alpha_d=18, ns_alpha_min=0.03,
                    dist_n=96, dist_rank=6, dist_alpha_d=48, dist_alpha_r=9, dist_runs=4, dist_gd_max_iter=12_000,
                    dist_freeze_d=96, dist_procs=3, ablation_seeds=(0,), tail_prompts=4000, prune_seeds=(0,), timing_repeats=5,
-                   beyond_steps=500,
+                   beyond_steps=500, extra_regimes=("eaglebook.regimes.toy",),
                    tol=Tolerances(beats_zero_factor=3.0, beats_zero_sketched=3.0, offdiag_max=0.7),
                    bench=BenchSizes(central_n=60, kappas=(1e2, 1e4, 1e8), size_ns=(60, 120, 240), time_limit=0.3, overhead_iters=500,
                                     repeats=1, sketch_n=80, sketch_timing_iters=20, real_max_cols=120, ablation_n=60,
@@ -507,4 +523,5 @@ def get(profile: str | None = None, *, knobs: Mapping[str, Any] | None = None, *
         p = replace(p, train=replace(p.train, **train_overrides))
     if knobs:
         p = with_knobs(p, {k: v for k, v in knobs.items() if v is not None})
+    p.regimes   # registers the profile's regimes beyond the paper's, so that a chapter may be given one
     return p

@@ -76,14 +76,14 @@ class LinearTransformer(nn.Module):
     """Attention-only linear transformer; see the module docstring for the regimes and layouts.
 
     Parameters ``W_Q, W_K, W_V, W_P`` have shape ``(L, heads, rows, cols)``, as the regime lays them out
-    (:meth:`eaglebook.regimes.Regime.layout`):
+    (:meth:`eaglebook.regimes.attention.Heads.layout`):
 
     * unconstrained: ``(L, H, n+n', n+n')`` for all four;
     * sketched: ``(L, 1, n+n', r)`` for W_Q, W_K and ``(L, 1, n+n', r+n')`` for W_V, W_P;
     * distributed: ``(L, 1, F_μ, F_μ)`` for W_Q, W_K, W_V (shared by all machines) and
       ``(L, 2, F_μ, F_μ)`` for W_P (index 0: self part, 1: other part).
 
-    ``rg`` is the regime object, ``layout`` its :class:`~eaglebook.regimes.Layout`; ``machines``,
+    ``rg`` is the regime object, ``layout`` its :class:`~eaglebook.regimes.attention.Layout`; ``machines``,
     ``F_mu`` and ``n_mu`` are the raw layout's feature blocks, their width and their data columns (one
     block of n + n' features, n of them data, outside the distributed regime).
 
@@ -112,7 +112,7 @@ class LinearTransformer(nn.Module):
         expect[:, :d] = 1
         if not torch.equal(M, expect):
             raise ValueError("tasks.token_mask is not [1 1_dᵀ, 0]; LinearTransformer slices keys to the first d tokens")
-        self.layout = self.rg.layout(model_cfg, task)
+        self.layout = self.rg.attention.layout(model_cfg, task)
         self.kernel = KERNELS[model_cfg.attention]
         self.heads = self.layout.heads
         self.machines, self.F_mu, self.n_mu = self.layout.blocks, self.layout.block, self.layout.data
@@ -134,15 +134,15 @@ class LinearTransformer(nn.Module):
         machine blocks [A^μ C | B^μ D] concatenated machine-major.
         """
         self._check_input(Z0)
-        return self.rg.embed(self, Z0)
+        return self.rg.attention.embed(self, Z0)
 
     def readout(self, Z: torch.Tensor) -> torch.Tensor:
         """The prediction −D_L (batch, d', n') from a raw-layout activation (distributed: mean of the M copies)."""
-        return self.rg.readout(self, Z)
+        return self.rg.attention.readout(self, Z)
 
     def unembed(self, Z: torch.Tensor) -> torch.Tensor:
         """Raw layout → common (d+d') × (n+n') layout (distributed: C and D averaged over machines)."""
-        return self.rg.unembed(self, Z)
+        return self.rg.attention.unembed(self, Z)
 
     def _check_input(self, Z0: torch.Tensor) -> None:
         want = (self.task.d + self.task.d_prime, self.F)
@@ -174,13 +174,13 @@ class LinearTransformer(nn.Module):
         Distributed: a (2, F_μ, F_μ) tensor, [self block, other block] (``head`` is ignored).
         """
         self._check_layer(layer)
-        return self.rg.vp(self.W_V[layer], self.W_P[layer], head)
+        return self.rg.attention.vp(self.W_V[layer], self.W_P[layer], head)
 
     @torch.no_grad()
     def heads_qk(self, layer: int) -> torch.Tensor:
         """Every head's W_QK in the raw feature layout: (heads, features, features)."""
         self._check_layer(layer)
-        return self.rg.heads_qk(self, layer)
+        return self.rg.attention.heads_qk(self, layer)
 
     @torch.no_grad()
     def heads_vp(self, layer: int) -> torch.Tensor:
@@ -190,7 +190,7 @@ class LinearTransformer(nn.Module):
         part, every other column block the other part.
         """
         self._check_layer(layer)
-        return self.rg.heads_vp(self, layer)
+        return self.rg.attention.heads_vp(self, layer)
 
     def _check_layer(self, layer: int) -> None:
         if not (isinstance(layer, (int, np.integer)) and 0 <= layer < self.L):
@@ -205,7 +205,7 @@ class LinearTransformer(nn.Module):
         """Hand-set every layer so that W_QK = diag(a₁I_n, 0_{n'}) and W_VP = diag(a₂I_n, a₃I_{n'}).
 
         ``alphas``: (L, 3) array-like of (a₁, a₂, a₃) per layer.  Returns ``self``.  The regime sets each
-        layer (:meth:`eaglebook.regimes.Regime.set_diagonal_layer`):
+        layer (:meth:`eaglebook.regimes.attention.Heads.set_diagonal_layer`):
 
         * unconstrained: head 0 carries the weights, the other heads are zero.
         * sketched: W_QK = a₁ S Sᵀ ⊕ 0 and W_VP = a₂ S Sᵀ ⊕ a₃ I with S = ``sketches[ℓ]`` (an n × r matrix,
@@ -223,16 +223,16 @@ class LinearTransformer(nn.Module):
         for p in self.parameters():
             p.zero_()
         for l, (a1, a2, a3) in enumerate(al):
-            self.rg.set_diagonal_layer(self, l, a1, a2, a3, sketch=None if sketches is None else sketches[l],
+            self.rg.attention.set_diagonal_layer(self, l, a1, a2, a3, sketch=None if sketches is None else sketches[l],
                                        other=None if other is None else other[l])
         return self
 
     # ------------------------------------------------------------------ forward
     def _weights(self):
         """Per-layer (query weight, value weights) in the form the layer kernels use
-        (:meth:`eaglebook.regimes.Regime.layer_weights`)."""
+        (:meth:`eaglebook.regimes.attention.Heads.layer_weights`)."""
         wqk, wvp = self._products()
-        return self.rg.layer_weights(wqk, wvp)
+        return self.rg.attention.layer_weights(wqk, wvp)
 
     def _layers(self, Z: torch.Tensor, keep: bool):
         """Run the layers on Z (raw layout, or the regime's prompt state).
@@ -241,24 +241,24 @@ class LinearTransformer(nn.Module):
         block D_L (batch, d', n') (distributed: (batch, M, d', n'), one copy per machine); the last layer
         then updates only the d' query rows (the other rows of Z_L never reach the read-out).
         """
-        d, L, rg = self.task.d, self.L, self.rg
+        d, L, at = self.task.d, self.L, self.rg.attention
         wq, wv = self._weights()
-        Z = rg.state(self, Z)
+        Z = at.state(self, Z)
         acts = [Z] if keep else None
         for l in range(L):
             if l == L - 1 and not keep:
-                O = rg.attend(self, self.kernel, Z, wq[l], d)               # the d' query rows only
-                return rg.last_update(self, Z, O, wv[l]), None
-            Z = rg.add_update(self, Z, rg.attend(self, self.kernel, Z, wq[l], 0), wv[l])   # Σ_h O^h W_VP^h
+                O = at.attend(self, self.kernel, Z, wq[l], d)               # the d' query rows only
+                return at.last_update(self, Z, O, wv[l]), None
+            Z = at.add_update(self, Z, at.attend(self, self.kernel, Z, wq[l], 0), wv[l])   # Σ_h O^h W_VP^h
             if keep:
                 acts.append(Z)
-        return None, [rg.raw(self, a) for a in acts]
+        return None, [at.raw(self, a) for a in acts]
 
     def forward(self, Z0: torch.Tensor) -> torch.Tensor:
         """Prediction −D_L, shape (batch, d', n'), from the prompt Z₀ (batch, d+d', n+n')."""
         self._check_input(Z0)
-        D, _ = self._layers(self.rg.prompt_state(self, Z0), keep=False)
-        return self.rg.prediction(D)
+        D, _ = self._layers(self.rg.attention.prompt_state(self, Z0), keep=False)
+        return self.rg.attention.prediction(D)
 
     def activations(self, Z0: torch.Tensor, *, raw: bool = False) -> list[torch.Tensor]:
         """Z_0..Z_L (L+1 tensors).  Common (d+d') × (n+n') layout unless ``raw`` (distributed only differs)."""
@@ -359,11 +359,11 @@ def diagonal_update(A, B, C, D, a1: float, a2: float, a3: float, S=None):
 
 def prune_to(model: LinearTransformer, keep: Sequence[int]) -> LinearTransformer:
     """A new :class:`LinearTransformer` with only the heads ``keep`` (ModelConfig heads=len(keep)), for a
-    regime whose heads are independent (:attr:`eaglebook.regimes.Regime.prunable`: the unconstrained one).
+    regime whose heads are independent (:meth:`eaglebook.regimes.Regime.can`: the unconstrained one).
 
     Same dtype and device; the kept heads' parameters are copied in the given order.
     """
-    if not isinstance(model, LinearTransformer) or not model.rg.prunable:
+    if not isinstance(model, LinearTransformer) or not model.rg.can("prunable"):
         raise ValueError("argument model must be a LinearTransformer of a regime with independent heads "
                          "(unconstrained)")
     try:

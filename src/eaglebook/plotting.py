@@ -477,64 +477,6 @@ def plot_products(rows: dict, *, blocks: tuple[int, ...] = ()):
     return finish(fig)
 
 
-def plot_sparsification(curve):
-    """Test MSE (median and mean per sample) after sparsifying at each threshold, with and without quantisation."""
-    fig, ax = subplots()
-    f = curve.factors
-    ax.semilogy(f, curve.mse_median, marker="o", ms=3, label="sparsified, median", **METHOD_STYLE["EAGLE"])
-    ax.semilogy(f, curve.quantized_median, marker="s", ms=3, label="+ quantised, median", **METHOD_STYLE["transformer"])
-    ax.semilogy(f, curve.mse_mean, marker=".", ms=3, lw=0.8, alpha=0.6, label="sparsified, mean", color="#56B4E9")
-    ax.axhline(curve.original_median, color="k", ls=":", lw=0.8, label="trained, median")
-    ax.axhline(curve.zero_mse, label="predict zero", **METHOD_STYLE["zero"])
-    ax.axvline(1.5, color="#999999", lw=0.6)
-    ax.set_xlabel("threshold (× mean |entry|)")
-    ax.set_ylabel("test MSE on $D$")
-    legend_outside(ax)
-    return finish(fig)
-
-
-def plot_scaling(law, *, eta_paper: float, gamma_paper: float):
-    """Per-layer η_ℓ = −α¹α²·max‖A_ℓ‖² and γ_ℓ = −α¹α³·max‖A_ℓ‖² with the paper's constants (dotted)."""
-    fig, ax = subplots()
-    L = len(law.eta_layer)
-    ax.plot(range(L), law.eta_layer, marker="o", label=r"$\eta_\ell$", **METHOD_STYLE["EAGLE"])
-    ax.plot(range(L), law.gamma_layer, marker="s", label=r"$\gamma_\ell$", **METHOD_STYLE["transformer"])
-    ax.axhline(eta_paper, color=METHOD_STYLE["EAGLE"]["color"], lw=0.7, ls=":", label=r"paper's $\eta$")
-    ax.axhline(gamma_paper, color=METHOD_STYLE["transformer"]["color"], lw=0.7, ls=":", label=r"paper's $\gamma$")
-    ax.set_xticks(range(L))
-    ax.set_xlabel(r"layer $\ell$")
-    ax.set_ylabel("constant (batch-max norm)")
-    legend_outside(ax)
-    return finish(fig)
-
-
-def plot_sketch_spectrum(layers):
-    """Fig. 4: normalised singular values of the W_QK and W_VP data blocks per layer vs S Sᵀ for a random
-    orthonormal S; right, the distribution of their entries.  One legend, below both panels."""
-    fig, (ax1, ax2) = subplots(1, 2, height=3.3)
-    shade = lambda l: 0.4 + 0.45 * l / max(1, len(layers) - 1)   # later layers darker, for any number of layers
-    for l, s in enumerate(layers):
-        ax1.plot(s.sv_qk, color=METHOD_STYLE["EAGLE"]["color"], alpha=shade(l), lw=0.9,
-                 label=r"$W_{QK}$" if l == 0 else None)
-        ax1.plot(s.sv_vp, color=METHOD_STYLE["transformer"]["color"], ls="--", alpha=shade(l), lw=0.9,
-                 label=r"$W_{VP}$" if l == 0 else None)
-    ax1.plot(layers[0].sv_reference, color="k", ls=":", label=r"$SS^\top$, random $S$")
-    ax1.set_xlabel("index")
-    ax1.set_ylabel("singular value / largest")
-    bins = np.linspace(-1, 1, 41)
-    ax2.hist(np.concatenate([s.entries_qk for s in layers]), bins=bins, density=True, alpha=0.5,
-             color=METHOD_STYLE["EAGLE"]["color"], label=r"$W_{QK}$ entries")
-    ax2.hist(np.concatenate([s.sign * s.entries_vp for s in layers]), bins=bins, density=True, alpha=0.5,
-             color=METHOD_STYLE["transformer"]["color"], label=r"$\pm W_{VP}$ entries")
-    ax2.hist(layers[0].entries_reference, bins=bins, density=True, histtype="step", color="k",
-             label=r"$SS^\top$ entries")
-    ax2.set_yscale("log")
-    ax2.set_xlabel("entry (normalised)")
-    ax2.set_ylabel("density")
-    legend_outside(fig, where="below")
-    return finish(fig)
-
-
 VERDICT_STYLE = {"reproduced": dict(color="#009E73", marker="o"), "partly": dict(color="#E69F00", marker="s"),
                  "not reproduced": dict(color="#D55E00", marker="X"), "not judged": dict(color="#999999", marker=".")}
 

@@ -462,7 +462,8 @@ def scorecard_points(ledgers: list[Ledger]) -> list[tuple]:
 
 def toc_chapters(*, generated: bool = False) -> list[str]:
     """The book's documents in ``_toc.yml`` order, as names relative to ``book/`` (e.g. ``01_task``);
-    ``generated=True`` includes the generated chapter variants (``_regimes/04_extract-sketched``)."""
+    ``generated=True`` includes the generated chapter variants that exist (``_regimes/04_extract-sketched``: the
+    toc lists them by a ``glob``, which this expands as Sphinx does, in sorted order)."""
     import yaml
 
     repo = repo_root()
@@ -476,6 +477,8 @@ def toc_chapters(*, generated: bool = False) -> list[str]:
             for child in node.get(key, []) or []:
                 if "file" in child:
                     files.append(child["file"])
+                elif "glob" in child and generated:
+                    files.extend(sorted(str(p.relative_to(repo).with_suffix("")) for p in repo.glob(child["glob"] + ".*")))
                 walk(child)
 
     walk(toc)

@@ -1,10 +1,13 @@
 """Chapter variants for the HTML book: one source chapter executed once per value of a parameter.
 
-Chapter 4 takes a ``regime`` parameter; the book shows it for every regime.  The source chapter
-(``book/04_extract.md``) renders the default regime; :func:`build` executes it with papermill for each
-other regime into ``book/_regimes/04_extract-<regime>.ipynb``, which ``_toc.yml`` lists under the chapter
-and the book build renders without executing again.  Labels and figure names get a ``-<regime>`` suffix,
-so they do not clash with the source chapter's.
+Chapter 4 takes a ``regime`` parameter; the book shows it for every regime of the profile
+(:attr:`eaglebook.config.Profile.regimes`: the registry's paper regimes, and in the ``ci`` profile a toy regime).
+The source chapter (``book/04_extract.md``) renders the default regime; :func:`build` executes it with
+papermill for each other regime into ``book/_regimes/04_extract-<regime>.ipynb`` and removes the pages of
+regimes the profile does not show.  ``_toc.yml`` lists the folder's pages under the chapter (a ``glob``, in
+the registry's order for the paper's regimes: distributed, sketched; then the others), and the book build
+renders them without executing again.  Labels and figure names get a ``-<regime>`` suffix, so they do not
+clash with the source chapter's.
 
 Before that, :func:`refresh_execution_cache` empties the book's execution cache when the package source
 changed, so that no chapter shows results of older code.
@@ -32,10 +35,27 @@ from pathlib import Path
 from . import config, report
 from .cache import repo_root
 
-#: chapter → (parameter, the values rendered as extra pages); the source renders its default value.
-VARIANTS = {"04_extract": ("regime", ("distributed", "sketched"))}
+#: chapter → the parameter whose values are rendered as extra pages (:func:`values`); the source renders its
+#: default value.
+VARIANTS = {"04_extract": "regime"}
 FOLDER = "_regimes"
 _KEY = "eaglebook_variant_key"
+
+
+def default(repo: Path, chapter: str, param: str) -> str:
+    """The value the chapter's parameters cell gives ``param`` (a string literal)."""
+    m = re.search(rf"^{param} = \"([^\"]+)\"", (repo / "book" / f"{chapter}.md").read_text(), re.M)
+    if m is None:
+        raise ValueError(f"book/{chapter}.md has no parameter {param} = \"...\"")
+    return m.group(1)
+
+
+def values(chapter: str, profile: str | None = None, repo: Path | None = None) -> tuple[str, ...]:
+    """The values of ``chapter``'s parameter rendered as extra pages under ``profile``: every regime the profile
+    shows (:attr:`eaglebook.config.Profile.regimes`, from the registry) but the chapter's default."""
+    repo = repo or repo_root()
+    own = default(repo, chapter, VARIANTS[chapter])
+    return tuple(r for r in config.get(profile).regimes if r != own)
 
 
 def variant_path(repo: Path, chapter: str, value: str) -> Path:
@@ -145,20 +165,47 @@ def _duration(seconds: float) -> str:
     return f"{m} min {s:02d} s" if m else f"{seconds:.1f} s"
 
 
-def build(profile: str | None = None, *, force: bool = False, log=print,
-          execution_cache: Path | None = None) -> list[Path]:
-    """Execute every missing or stale variant notebook; return their paths.  ``execution_cache``: the book
-    build's jupyter-cache folder (see :func:`refresh_execution_cache`)."""
+def render(repo: Path, chapter: str, value: str, profile: str, path: Path, key: str = "") -> None:
+    """Execute ``chapter`` with its parameter set to ``value`` (profile ``profile``) into the page ``path``:
+    one parameters cell, every label suffixed, a note under the heading (atomically: a failed or interrupted run
+    leaves no half-written page)."""
     import papermill as pm
 
+    param = VARIANTS[chapter]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent, prefix=".tmp-")
+    os.close(fd)
+    try:
+        pm.execute_notebook(str(repo / "book" / f"{chapter}.md"), tmp, parameters={param: value, "profile": profile},
+                            cwd=str(repo / "book"), progress_bar=False, kernel_name="python3")
+        nb = relabel(merge_parameters(json.loads(Path(tmp).read_text())), value, f"the {value} regime")
+        nb = figure_note(nb, chapter, value)
+        nb["metadata"][_KEY] = key
+        Path(tmp).write_text(json.dumps(nb, indent=1))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def build(profile: str | None = None, *, force: bool = False, log=print,
+          execution_cache: Path | None = None) -> list[Path]:
+    """Execute every missing or stale variant notebook of the profile, and remove the pages of values it does not
+    show; return the pages' paths.  ``execution_cache``: the book build's jupyter-cache folder (see
+    :func:`refresh_execution_cache`)."""
     repo = repo_root()
     if repo is None:
         raise RuntimeError("eaglebook.variants must run inside the book's repository")
     prof = config.resolve_profile(profile)
     refresh_execution_cache(repo, log, execution_cache)
     out = []
-    for chapter, (param, values) in VARIANTS.items():
-        for value in values:
+    for chapter, param in VARIANTS.items():
+        pages = values(chapter, prof, repo)
+        for old in sorted((repo / "book" / FOLDER).glob(f"{chapter}-*.ipynb")):   # a regime this profile does not show
+            if old.stem[len(chapter) + 1:] not in pages:
+                log(f"{old.relative_to(repo)}: removed (not a page of the {prof} profile)")
+                old.unlink()
+        for value in pages:
             path = variant_path(repo, chapter, value)
             key = variant_key(repo, chapter, param, value, prof)
             out.append(path)
@@ -170,22 +217,9 @@ def build(profile: str | None = None, *, force: bool = False, log=print,
                 except (ValueError, KeyError):
                     pass
             log(f"{path.relative_to(repo)}: executing {chapter} with {param}={value!r} (profile {prof})")
-            path.parent.mkdir(parents=True, exist_ok=True)
             t0 = time.perf_counter()
-            fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent, prefix=".tmp-")
-            os.close(fd)
-            try:
-                pm.execute_notebook(str(repo / "book" / f"{chapter}.md"), tmp, parameters={param: value, "profile": prof},
-                                    cwd=str(repo / "book"), progress_bar=False, kernel_name="python3")
-                nb = relabel(merge_parameters(json.loads(Path(tmp).read_text())), value, f"the {value} regime")
-                nb = figure_note(nb, chapter, value)
-                nb["metadata"][_KEY] = key
-                Path(tmp).write_text(json.dumps(nb, indent=1))
-                os.replace(tmp, path)
-                log(f"{path.relative_to(repo)}: executed in {_duration(time.perf_counter() - t0)}")
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
+            render(repo, chapter, value, prof, path, key)
+            log(f"{path.relative_to(repo)}: executed in {_duration(time.perf_counter() - t0)}")
     return out
 
 

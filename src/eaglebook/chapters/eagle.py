@@ -9,7 +9,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from .. import config, extraction, tasks
+from .. import config, extraction, regimes, tasks
 from .._arrays import to_machines
 from ..comparisons.c05_eagle import BOUND, DIVERGED, PAPER_T1, VERSUS, VERSUS_HEADLINE
 from ..solver import iterate
@@ -156,9 +156,10 @@ def theorem_eagle(A, B, C, cfg):
     the distributed one runs Algorithm 1 over the model's machines (contiguous column blocks, as the model holds
     them).  Returns D_L ≈ B A^† C."""
     m = cfg.model
-    if m.regime == "distributed":
+    rg = regimes.get(m.regime)
+    if rg.can("heads_share_weights"):      # one block per machine, the weights shared: Algorithm 1 over the machines
         A, B = (list(to_machines(X, m.machines).unbind(-3)) for X in (A, B))
-    sketch = m.r if m.regime == "sketched" else None
+    sketch = m.r if rg.can("sketched") else None
     *_, last = iterate(A, B, C, max_iter=m.layers, sketch=sketch, seed=cfg.seed, eta=1 / 3, gamma=1.0, rho="exact")
     return last.D
 
@@ -183,7 +184,8 @@ def per_prompt(model, X_clean, X_obs, cfg, *, prompts: int = PROMPTS) -> PerProm
 def fidelity_values(pp: dict, regime: str) -> np.ndarray:
     """(prompts, seeds, L+1, 4): every seed's per-prompt block errors of ``regime`` (``pp``: (regime, seed) ->
     :class:`PerPrompt`), NaN on the prompts where that seed's transformer diverges (left out of the statistic)."""
-    return np.stack([np.where(p.diverged[:, None, None], np.nan, p.blocks) for (r, _), p in pp.items() if r == regime], 1)
+    return np.stack([np.where(p.diverged[:, None, None], np.nan, p.blocks) for (r, _), p in pp.items()
+                     if regimes.among(r, (regime,))], 1)
 
 
 def fidelity_layers(values: np.ndarray, block: str = "D") -> np.ndarray:
@@ -254,7 +256,8 @@ def mean_story(dec: dict) -> str:
 def versus_values(pp: dict, regime: str, variant: str) -> np.ndarray:
     """(prompts, seeds, 2): the transformer's and EAGLE's prediction errors per prompt (``variant``: "theorem" or
     "extracted")."""
-    return np.stack([np.stack([p.model, getattr(p, variant)], -1) for (r, _), p in pp.items() if r == regime], 1)
+    return np.stack([np.stack([p.model, getattr(p, variant)], -1) for (r, _), p in pp.items()
+                     if regimes.among(r, (regime,))], 1)
 
 
 def model_wins(values: np.ndarray) -> float:

@@ -20,6 +20,7 @@ for every regime, regime by regime (each row's paper value is that regime's colu
 are written out per regime rather than as one ``{regime}`` template).
 """
 
+from .. import regimes
 from ..config import REGIMES
 from ..ledger import HEADLINE, after_run, at_least, at_most
 from . import Row
@@ -90,7 +91,7 @@ def _versus(regime: str, variant: str) -> Row:
                what=f"share of held-out prompts on which the transformer's prediction error is lower than that of 4 "
                     f"iterations of EAGLE with {how} ({regime}; the prompts of every seed pooled)",
                robustness="a share of prompts: a diverging prompt counts once; resampled over prompts",
-               **(dict(role=HEADLINE) if regime == VERSUS_HEADLINE else {}))
+               **(dict(role=HEADLINE) if regimes.among(regime, (VERSUS_HEADLINE,)) else {}))
 
 
 ROWS = tuple(_fidelity(r, stat) for r in REGIMES for stat in ("mean", "median")) + tuple(

@@ -41,7 +41,7 @@ def check_levels(levels, name="levels") -> int:
     return int(levels)
 
 
-#: What a function may need of a model's regime (a capability of :class:`eaglebook.regimes.Regime`), in words.
+#: What a function may need of a model's regime (:meth:`eaglebook.regimes.Regime.can`), in words.
 NEEDS = {"refactorable": "products that can be written back as weights",
          "sketched": "a sketched model (rank-r sketch blocks)",
          "prunable": "a model with independent heads"}
@@ -51,8 +51,8 @@ def check_model(model, need: str | None = None) -> LinearTransformer:
     """``model`` if it is a LinearTransformer whose regime has the capability ``need`` (a key of :data:`NEEDS`)."""
     if not isinstance(model, LinearTransformer):
         raise TypeError(f"argument model must be a LinearTransformer, got {type(model).__name__}")
-    if need is not None and not getattr(model.rg, need):
-        ok = [r for r in regimes.names() if getattr(regimes.get(r), need)]
+    if need is not None and not model.rg.can(need):
+        ok = [r for r in regimes.names() if regimes.get(r).can(need)]
         raise ValueError(f"argument model has regime {model.regime!r}; this function needs {NEEDS[need]} "
                          f"(regime {' or '.join(repr(r) for r in ok)})")
     return model

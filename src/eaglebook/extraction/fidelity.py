@@ -18,7 +18,7 @@ def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Al
     """The extracted algorithm's iterates Ẑ_0..Ẑ_L (float64, common layout, raw-transformer D sign).
 
     Every regime runs the one UPDATE of :mod:`eaglebook.solver.update` with the layer's coefficients
-    (:meth:`eaglebook.regimes.Regime.iterate`).
+    (:meth:`eaglebook.regimes.reading.Diagonal.iterate`).
     unconstrained: the UPDATE with (c_AB, c_CD) = (ab, cd) and the transformer's D sign (as
     :func:`eaglebook.solver.layerwise` with ``readout="transformer"``).
     sketched: the same with the layer's projector P_ℓ as the sketch.
@@ -31,7 +31,7 @@ def extracted_iterates(model: LinearTransformer, Z0, task: TaskConfig, *, al: Al
     al = alphas(model) if al is None else al
     Z = as_batch("Z0", Z0, task)
     A, B, C, D = tasks.split(Z, task)
-    return [tasks.assemble(*it) for it in model.rg.iterate(model, A, B, C, D, al)]   # see eaglebook.regimes
+    return [tasks.assemble(*it) for it in model.rg.reading.iterate(model, A, B, C, D, al)]   # see eaglebook.regimes
 
 
 @dataclass(frozen=True, eq=False)

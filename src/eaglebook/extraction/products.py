@@ -108,7 +108,7 @@ def layer_products(model: LinearTransformer, layer: int, head: int | None = None
     (``head`` ignored).  ``layer`` must be in 0..L−1 (``ValueError`` naming ``layer`` otherwise).
     """
     check_model(model)
-    if model.rg.heads_share_weights:
+    if model.rg.can("heads_share_weights"):
         head = None
     elif head is not None:
         if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not (0 <= head < model.W_Q.shape[1]):
@@ -126,7 +126,7 @@ def _check_products(regime: str, wqk, wvp, task: TaskConfig):
         raise ValueError(f"arguments wqk and wvp must list the same number (>= 1) of layers, got {len(qs)} and {len(vs)}")
     qs = [q[None] if q.ndim == 2 else q for q in qs]
     vs = [v[None] if v.ndim == 2 else v for v in vs]
-    return qs, vs, rg, rg.check_products(qs, vs, task)
+    return qs, vs, rg, rg.reading.check_products(qs, vs, task)
 
 
 def forward_products(wqk, wvp, Z0, task: TaskConfig, *, regime: str = "unconstrained",
@@ -147,7 +147,7 @@ def forward_products(wqk, wvp, Z0, task: TaskConfig, *, regime: str = "unconstra
     Z = as_batch("Z0", Z0, task)
     qs = [torch.from_numpy(q) for q in qs]
     vs = [torch.from_numpy(v) for v in vs]
-    acts = rg.forward_products(qs, vs, Z, task, M)                     # the regime's layer, see eaglebook.regimes
+    acts = rg.reading.forward_products(qs, vs, Z, task, M)                     # the regime's layer, see eaglebook.regimes
     return acts if activations else -acts[-1][:, task.d:, task.n:]
 
 
@@ -159,7 +159,7 @@ def run_products(prod: Products, Z0, task: TaskConfig, *, activations: bool = Fa
 def _map_products(prod: Products, f_qk, f_vp) -> Products:
     """Apply ``f_qk`` to every W_QK matrix and ``f_vp`` to every W_VP^μ (distributed: [self | other] jointly)."""
     wqk = np.stack([[f_qk(q) for q in layer] for layer in prod.wqk])
-    return Products(prod.regime, wqk, regimes.get(prod.regime).map_vp(prod.wvp, f_vp))
+    return Products(prod.regime, wqk, regimes.get(prod.regime).reading.map_vp(prod.wvp, f_vp))
 
 
 def sparsified_products(prod: Products, factor: float = 1.5) -> Products:
@@ -180,7 +180,7 @@ def quantized_products(prod: Products, *, factor: float | None = 1.5, levels_qk:
 
 def from_products(model: LinearTransformer, prod: Products) -> LinearTransformer:
     """A copy of ``model`` whose products equal ``prod`` (a regime that can hold any product: unconstrained,
-    distributed; see :attr:`eaglebook.regimes.Regime.refactorable`).
+    distributed; see :meth:`eaglebook.regimes.Regime.can`).
 
     Factorisation: W_Q = W_QK, W_K = I, W_V = I, W_P = W_VPᵀ (per head; distributed: W_P[:, 0] = selfᵀ,
     W_P[:, 1] = otherᵀ).  Any factorisation with the same products computes the same function.  The

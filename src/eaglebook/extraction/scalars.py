@@ -52,12 +52,12 @@ def alphas(model: LinearTransformer, *, align: bool = True) -> Alphas:
     """Read the per-layer scalars α¹, α², α³ (and the products) from the model's weights; see :class:`Alphas`."""
     check_model(model)
     prod = products(model)
-    extra = model.rg.alphas(prod.wqk, prod.wvp, model)      # the regime's read-out, see eaglebook.regimes
+    extra = model.rg.reading.alphas(prod.wqk, prod.wvp, model)      # the regime's read-out, see eaglebook.regimes
     a1, a2, a3, ab, cd = (extra.pop(k) for k in ("a1", "a2", "a3", "ab", "cd"))
     flipped = (a1 < 0) if align else np.zeros(model.L, dtype=bool)
     s = np.where(flipped, -1.0, 1.0)
     a1, a2, a3 = a1 * s, a2 * s, a3 * s
-    model.rg.align_extra(extra, s, a1)
+    model.rg.reading.align_extra(extra, s, a1)
     return Alphas(model.regime, a1, a2, a3, np.asarray(ab, float), np.asarray(cd, float), flipped, bool(align), **extra)
 
 
@@ -68,10 +68,10 @@ def aligned_products(model: LinearTransformer) -> Products:
     check_model(model)
     prod = products(model)
     wqk, wvp = prod.wqk.copy(), prod.wvp.copy()
-    n = model.rg.data_size(model)
-    P = model.rg.projectors(prod.wqk, model)
+    n = model.n_mu
+    P = model.rg.reading.projectors(prod.wqk, model)
     for l in range(model.L):
-        model.rg.align_layer(wqk[l], wvp[l], n, None if P is None else P[l])
+        model.rg.reading.align_layer(wqk[l], wvp[l], n, None if P is None else P[l])
     return Products(prod.regime, wqk, wvp)
 
 
@@ -95,9 +95,9 @@ def batch_norms(model: LinearTransformer, X_obs=None, *, batch: int = 1024, seed
         acts = model64(model).activations(Z0)
     d, n = model.task.d, model.task.n
     out = []
-    Ss = model.rg.sketches(products(model).wqk, model)
+    Ss = model.rg.reading.sketches(products(model).wqk, model)
     for l in range(model.L):
-        A = model.rg.norm_blocks(model, acts[l][:, :d, :n], l, Ss)   # distributed: per machine; sketched: A S_ℓ
+        A = model.rg.reading.norm_blocks(model, acts[l][:, :d, :n], l, Ss)   # distributed: per machine; sketched: A S_ℓ
         out.append(torch.linalg.matrix_norm(A, ord=2).square().numpy())
     return np.asarray(out)
 

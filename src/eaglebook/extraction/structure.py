@@ -78,7 +78,7 @@ def weight_properties(model: LinearTransformer, *, factor: float = 1.5, rank_tol
     check_model(model)
     prod = products(model)
     rng = np.random.default_rng(seed)
-    n = model.rg.data_size(model)
+    n = model.n_mu
     out: dict[str, list[MatrixProperties]] = {"qk": [], "vp": [], "qk_random": [], "vp_random": []}
 
     def rnd(w):
@@ -87,7 +87,7 @@ def weight_properties(model: LinearTransformer, *, factor: float = 1.5, rank_tol
 
     for l in range(model.L):
         q = prod.wqk[l].sum(0)
-        parts = model.rg.vp_parts(prod.wvp[l])      # "vp" (and the regime's others, e.g. "vp_other")
+        parts = model.rg.reading.vp_parts(prod.wvp[l])      # "vp" (and the regime's others, e.g. "vp_other")
         v = parts.pop("vp")
         out["qk"].append(matrix_properties(q, n, "qk", factor=factor, rank_tol=rank_tol))
         out["vp"].append(matrix_properties(v, n, "vp", factor=factor, rank_tol=rank_tol))
