@@ -413,9 +413,9 @@ def test_check_html_wants_a_findings_box_and_no_visible_bookkeeping(reading_book
     assert len(probs["params"]) == 1 and "parameters cell" in probs["params"][0]
     # a page that needs no findings box (the reproducibility page, ...) is not asked for one
     assert check_html.reading_problems((reading_book / "nofindings.html").read_text(), findings=False) == []
-    assert check_html.FINDINGS_PAGE.match("book/03_train.html") and check_html.FINDINGS_PAGE.match("index.html")
+    assert check_html.FINDINGS_PAGE.match("book/03_train.html") and check_html.FINDINGS_PAGE.match("book/index.html")
     assert check_html.FINDINGS_PAGE.match("book/_regimes/04_extract-sketched.html")
-    assert not check_html.FINDINGS_PAGE.match("book/notation.html")
+    assert not check_html.FINDINGS_PAGE.match("book/notation.html") and not check_html.FINDINGS_PAGE.match("index.html")
 
 
 def test_only_bookkeeping_tells_a_ledger_cell_from_a_science_cell():

@@ -35,7 +35,7 @@ A page fails when
   pass.  Hidden outputs (``hide-output``) count too; removed ones (``remove-output``) are not in the HTML.
 
 * **no findings box**: a chapter page (``book/NN_*.html``, a regime page under ``book/_regimes/``) or the
-  front page (``index.html``) without a findings box (an admonition of class ``findings``, from
+  front page (``book/index.html``; the root ``index.html`` only redirects there) without a findings box (an admonition of class ``findings``, from
   ``:::{admonition} Findings`` with ``:class: findings``) before its first section heading;
 * **visible bookkeeping**: a code cell shown to the reader (its input neither removed nor collapsed by
   ``remove-cell``, ``remove-input``, ``hide-cell``, ``hide-input``) whose every statement glues, declares,
@@ -284,7 +284,7 @@ if (!script) { done(hasMath ? 'the page has maths but loads no MathJax' : 'none'
 """
 
 
-FINDINGS_PAGE = re.compile(r"^(index|book/\d\d_[^/]+|book/_regimes/[^/]+)\.html$")
+FINDINGS_PAGE = re.compile(r"^(book/index|book/\d\d_[^/]+|book/_regimes/[^/]+)\.html$")
 _CELL = re.compile(r'<div class="cell(?P<cls>[^"]*)"[^>]*>(?P<body>.*?)(?=<div class="cell[ "]|</section>|</article>|\Z)', re.S)
 _SOURCE = re.compile(r'<div class="cell_input[^"]*"[^>]*>.*?<pre>(?P<src>.*?)</pre>', re.S)
 _HIDDEN = ("tag_remove-cell", "tag_remove-input", "tag_hide-cell", "tag_hide-input")
