@@ -40,14 +40,20 @@ def test_structure_phrase_has_three_grades():
 
 def test_each_regime_declares_its_rows_from_its_parts():
     keys = {r: [(row.key, row.role, row.part) for row in comparisons.rows("04_extract", None, r)] for r in regimes.PAPER}
+    law = lambda r, role, part: [(f"C4_{r}_eta", EVIDENCE, None), (f"C4_{r}_gamma", EVIDENCE, None),
+                                 (f"C4_{r}_eta_constancy", role, part), (f"C4_{r}_gamma_constancy", role, part)]
+    pruned = [(f"C4_unconstrained_pruned_{x}", EVIDENCE, None) for x in ("eta", "gamma", "eta_constancy", "gamma_constancy")]
     assert keys["unconstrained"] == [("C4_unconstrained_quantized_ratio", HEADLINE, "unconstrained"),
-                                     ("C4_unconstrained_eta", HEADLINE, "unconstrained"),
-                                     ("C4_unconstrained_gamma", HEADLINE, "unconstrained")]
+                                     *law("unconstrained", HEADLINE, "unconstrained"), *pruned]
     assert keys["distributed"] == [("C4_distributed_quantized_ratio", HEADLINE, "distributed"),
-                                   ("C4_distributed_eta", EVIDENCE, None), ("C4_distributed_gamma", EVIDENCE, None),
+                                   *law("distributed", EVIDENCE, None),
                                    ("C4_distributed_cross_query", HEADLINE, None), ("C4_distributed_gamma_avg", EVIDENCE, None)]
-    assert keys["sketched"] == [("C4_sketched_eta", EVIDENCE, None), ("C4_sketched_gamma", EVIDENCE, None),
-                                ("C4_sketched_rel_diff", HEADLINE, None)]
+    assert keys["sketched"] == [*law("sketched", EVIDENCE, None), ("C4_sketched_rel_diff", HEADLINE, None)]
+    un = {r.key: r for r in comparisons.rows("04_extract", None, "unconstrained")}
+    for name in ("eta", "gamma"):     # the constancy headline replaces the median level, declared before the run
+        row = un[f"C4_unconstrained_{name}_constancy"]
+        assert row.replaces == f"C4_unconstrained_{name}" and row.declared.startswith("after the run (v0.4.0")
+        assert row.because.startswith("the median level does not test a law that says η is the same in every layer")
     gamma = {r.key: r.what for r in comparisons.rows("04_extract", None, "distributed")}["C4_distributed_gamma"]
     assert gamma.endswith("distributed, per machine's own head)")
     assert comparisons.rows("04_extract", None, None) == []
@@ -75,28 +81,82 @@ def test_quant_phrase_names_the_quantised_regimes_from_the_registry():
 
 def test_eta_story_and_verdicts_depend_on_whether_the_paper_states_the_law():
     un, di = regimes.get("unconstrained"), regimes.get("distributed")
-    assert extract.eta_story(un, "partly", "reproduced") == ", against the paper's 1 and 1.9 (verdicts: partly and reproduced)."
+    t = extract.eta_story(un, "partly", "reproduced")
+    assert t.startswith(", against the paper's 1 and 1.9 (by the criterion: partly and reproduced). Declared before the run")
+    assert "the median level does not test a law that says η (and γ) is the same in every layer" in t
     t = extract.eta_story(di, "partly", "not reproduced", "Here γ is …")
     assert t.startswith(" in the distributed regime. The paper states η ≈ 1, γ ≈ 1.9 for the unconstrained model")
     assert t.endswith("(by the criterion: partly and not reproduced). Here γ is …")
-    assert extract.eta_verdicts(un, "a", "b", None) == "paper: 1 and 1.9; verdicts a and b"
-    assert extract.eta_verdicts(di, "a", "b", 5.3) == ("paper: 1 and 1.9, stated for the unconstrained model; by the "
-                                                       "criterion a and b; Algorithm 1's convention gives γ = 5.30")
+    v = dict(eta="a", gamma="b", eta_constancy="c", gamma_constancy="d")
+    assert extract.eta_verdicts(un, v, None) == ("one constant over the layers (headlines): c for η and d for γ; levels "
+                                                 "against the paper's 1 and 1.9 (evidence): a and b")
+    assert extract.eta_verdicts(di, v, 5.3) == ("one constant over the layers (evidence): c for η and d for γ; levels "
+                                                "against the paper's 1 and 1.9 (evidence): a and b; the paper states them "
+                                                "for the unconstrained model; Algorithm 1's convention gives γ = 5.30")
+
+
+def test_spread_is_max_over_min_and_infinite_without_one_sign():
+    assert extract.spread([1.0, 2.0, 4.0]) == 4.0
+    assert extract.spread([1.0, -2.0]) == extract.spread([1.0, np.nan]) == float("inf")
+    assert extract.constancy_word(2.9).startswith("one constant within 3×")
+    assert extract.constancy_word(9.0).startswith("constant only within 10× (not 3×)")
+    assert extract.constancy_word(134.0).startswith("no single constant")
+
+
+def _laws(gammas: dict):
+    return {s: NS(eta=1.0, gamma=g, eta_layer=np.array([1.0, 1.2, 1.4, 9.0]), eta_layers=(0, 1, 2),
+                  gamma_layer=np.array([g, g, 2 * g, g]), gamma_layers=(0, 1, 2, 3)) for s, g in gammas.items()}
+
+
+def test_seed_laws_and_where_the_shown_seed_sits():
+    sl = extract.over_seeds(_laws({0: 5.95, 1: 1.7, 2: 2.4, 3: 2.0}))
+    assert sl.eta_spread.tolist() == [1.4] * 4 and sl.gamma_spread.tolist() == [2.0] * 4
+    r = sl.resampled("gamma")
+    assert r.unit == "seeds" and r.value == pytest.approx(2.2) and list(r.names) == ["seed 0", "seed 1", "seed 2", "seed 3"]
+    vals = dict(zip(sl.seeds, sl.gamma))
+    assert extract.seed_rank(vals, 0) == (1, 4, True) and extract.seed_rank(vals, 3) == (3, 4, False)
+    assert extract.seed_phrase(vals, 0, "γ") == ("its γ (5.95) is the highest of the 4 seeds, outside the other seeds' "
+                                                 "range (1.70–2.40): an outlier by our rule")
+    assert extract.seed_phrase(vals, 3, "γ").startswith("its γ (2.00) is the 3rd highest of the 4 seeds, inside")
+    two = {0: 3.5, 1: 3.9}
+    assert extract.seed_rank(two, 0) == (2, 2, None)
+    assert extract.seed_phrase(two, 0, "γ") == ("its γ (3.50) is the lower of the 2 seeds; with 1 other seed, too few to "
+                                                "call an outlier by our rule")
+
+
+def test_constancy_and_pruned_phrases_quote_the_data():
+    sl = extract.over_seeds(_laws({0: 2.0, 1: 1.9}))
+    rows = {n: dict(verdict="reproduced", criterion="≤ 3, partly ≤ 10", role=HEADLINE, stability=None)
+            for n in ("eta_constancy", "gamma_constancy", "pruned_eta", "pruned_gamma", "pruned_eta_constancy",
+                      "pruned_gamma_constancy")}
+    t = extract.constancy_phrase(regimes.get("unconstrained"), sl, 0, rows)
+    assert t.startswith("In the model shown (seed 0), η_ℓ runs from 1.00 to 1.40 over layers 0..L−2 and γ_ℓ from 2.00 "
+                        "to 4.00 over all layers (max/min 1.4 and 2).")
+    assert "median max/min is 1.4 for η, one constant within 3× over the layers" in t and "the claims' headlines" in t
+    law = _laws({0: 2.0})[0]
+    p = extract.pruned_phrase(NS(**vars(law), eta_layer_=None), law, 0, 0.53, 0.0946, rows, 8)
+    assert "the 8-head model of seed 0 pruned to one head" in p and "5.6 times worse than predicting zero" in p
+    assert p.endswith("does not beat predicting zero on average.")
+    assert "trained from scratch" in extract.model_phrase(regimes.get("unconstrained"), 1, 8)
+    assert "pruned" not in extract.model_phrase(regimes.get("sketched"), 1, 8)
 
 
 def test_findings_list_the_headlines_then_eta_gamma_as_evidence():
     led = _ledger("distributed", {"quantized_ratio": "partly", "_eta": "partly", "_gamma": "reproduced",
+                                  "_eta_constancy": "partly", "_gamma_constancy": "reproduced",
                                   "cross_query": "reproduced", "gamma_avg": "not reproduced"})
     assert extract.findings_paper(regimes.get("distributed"), led) == (
-        "quantising without loss: partly; only the C, D columns cross machines: reproduced; η ≈ 1 and γ ≈ 1.9, "
-        "stated for the unconstrained model, partly and reproduced here (evidence)")
-    led = _ledger("unconstrained", {"quantized_ratio": "not reproduced", "_eta": "partly", "_gamma": "reproduced"})
+        "quantising without loss: partly; only the C, D columns cross machines: reproduced; the scaling law, stated "
+        "for the unconstrained model, here (evidence): one η and one γ over the layers partly and reproduced, η ≈ 1 "
+        "and γ ≈ 1.9 partly and reproduced")
+    led = _ledger("unconstrained", {"quantized_ratio": "not reproduced", "_eta": "partly", "_gamma": "reproduced",
+                                    "_eta_constancy": "reproduced", "_gamma_constancy": "not reproduced"})
     assert extract.findings_paper(regimes.get("unconstrained"), led) == (
-        "quantising without loss: not reproduced; η ≈ 1: partly; γ ≈ 1.9: reproduced")
+        "quantising without loss: not reproduced; one η in every layer: reproduced; one γ in every layer: not reproduced")
     pair = regimes.Regime("pair4", regimes.Heads(count=2), regimes.Diagonal(), regimes.Paper("pair"))
-    led = NS(comparisons={"C4_pair4_eta": dict(verdict="partly", claim="eta", role=EVIDENCE),
-                          "C4_pair4_gamma": dict(verdict="partly", claim="gamma", role=EVIDENCE)})
-    assert extract.findings_paper(pair, led).startswith("the paper states no claim of its own for the pair4 regime; η ≈ 1")
+    led = NS(comparisons={f"C4_pair4_{k}": dict(verdict="partly", claim=k.split("_")[0], role=EVIDENCE)
+                          for k in ("eta", "gamma", "eta_constancy", "gamma_constancy")})
+    assert extract.findings_paper(pair, led).startswith("the paper states no claim of its own for the pair4 regime; the scaling law")
 
 
 def test_checks_follow_what_was_measured():
@@ -112,9 +172,12 @@ def test_checks_follow_what_was_measured():
 def test_recorded_holds_exactly_the_declared_rows():
     for r in regimes.PAPER:
         rg = regimes.get(r)
-        avg = None if rg.reading.gamma_of_average(0.0, 0.0, 1) is None else 5.0
-        got = extract.recorded(rg, r, q_ratio=1.0, eta=1.0, gamma=1.9, gamma_avg=avg, special=0.5)
+        avg = None if rg.reading.gamma_of_average(0.0, 0.0, 1) is None else np.array([5.0, 5.2])
+        sl = extract.over_seeds(_laws({0: 1.9, 1: 2.0}))
+        pruned = _laws({0: 1.9})[0] if rg.can("prunable") else None
+        got = extract.recorded(rg, r, q_pairs=np.ones((4, 2)), sl=sl, gamma_avg=avg, special=0.5, pruned=pruned)
         assert set(got) == {row.key for row in comparisons.rows("04_extract", None, r)}, r
+        assert all(got[f"C4_{r}_{k}"].unit == "seeds" for k in ("eta", "gamma", "eta_constancy", "gamma_constancy"))
 
 
 def test_measured_reads_sketches_and_the_other_machines_where_there_are_some():
@@ -151,5 +214,5 @@ def test_the_regimes_words_quote_the_measurements():
 def test_gamma_average_only_where_heads_write_to_each_other():
     laws = {0: NS(gamma_layer=np.array([1.0, 2.0]), gamma_other_layer=np.array([0.5, 0.5])),
             1: NS(gamma_layer=np.array([3.0, 4.0]), gamma_other_layer=np.array([0.0, 0.0]))}
-    assert extract.gamma_average(regimes.get("distributed"), laws, 3) == pytest.approx(np.median([2.5, 3.5]))
+    assert extract.gamma_average(regimes.get("distributed"), laws, 3) == pytest.approx([2.5, 3.5])   # per seed; the row is their median
     assert extract.gamma_average(regimes.get("unconstrained"), laws, 1) is None

@@ -15,18 +15,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import extraction, regimes
+from ..comparisons.c04_extract import CONSTANT
 from ..glue import and_list
 from ..ledger import HEADLINE, Check
+from ..stability import Resampled, phrase as stability_phrase
 from ..plotting import METHOD_STYLE, finish, legend_outside, subplots
 
-__all__ = ["Structure", "structure", "structure_phrase", "Measured", "measured", "gamma_average", "weights_table",
+__all__ = ["Structure", "structure", "structure_phrase", "Measured", "measured", "gamma_average", "spread", "SeedLaws",
+           "over_seeds", "median_ratio", "constancy_word", "constancy_phrase", "seed_phrase", "seed_rank", "model_phrase",
+           "pruned_phrase", "law_finding", "OUTLIER_OTHERS", "weights_table",
            "scalars_table", "quant_phrase", "eta_story", "eta_verdicts", "findings_paper", "figures", "recorded",
            "checks", "glued", "plot_sparsification", "plot_scaling", "plot_sketch_spectrum"]
 
 #: The paper's constants of the scaling law (App. B.5).
 ETA_PAPER, GAMMA_PAPER = 1.0, 1.9
 #: Chapter 4's claims in a few words, for the findings box (a regime's own claim: ``rg.paper.special.short``).
-CLAIM_WORDS = {"quantisation": "quantising without loss", "eta": "η ≈ 1", "gamma": "γ ≈ 1.9"}
+CLAIM_WORDS = {"quantisation": "quantising without loss", "eta": "one η in every layer", "gamma": "one γ in every layer"}
+#: The declared outlier rule for the seed shown (v0.4.0): its value lies outside the range of the other seeds, and
+#: there are at least this many other seeds (with fewer, any seed is outside the others' range by chance).
+OUTLIER_OTHERS = 3
 
 
 # ------------------------------------------------------------------------------------------- measurements
@@ -105,11 +112,52 @@ def measured(model, st: Structure, al, tol, seed: int) -> Measured:
     return Measured(**out)
 
 
-def gamma_average(rg, laws: dict, machines: int) -> float | None:
-    """Median over seeds of the median over layers of Algorithm 1's γ (the own head's and the others' together),
-    or None for a regime whose heads do not write to each other's copies."""
+def gamma_average(rg, laws: dict, machines: int) -> np.ndarray | None:
+    """Per seed, the median over layers of Algorithm 1's γ (the own head's and the others' together; the row is
+    their median over seeds), or None for a regime whose heads do not write to each other's copies."""
     per = [rg.reading.gamma_of_average(x.gamma_layer, x.gamma_other_layer, machines) for x in laws.values()]
-    return None if any(p is None for p in per) else float(np.median([np.median(p) for p in per]))
+    return None if any(p is None for p in per) else np.array([float(np.median(p)) for p in per])
+
+
+def spread(values) -> float:
+    """max/min of a scaling-law constant's per-layer values: 1 for one constant in every layer; inf where a value
+    is not positive or not finite (no constant of the law's sign)."""
+    v = np.asarray(values, dtype=float)
+    return float(v.max() / v.min()) if v.size and np.all(np.isfinite(v)) and v.min() > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class SeedLaws:
+    """The scaling law of every seed (arrays over ``seeds``): the median levels ``eta``, ``gamma`` (over layers
+    0..L−2 and all layers) and their constancy ``eta_spread``, ``gamma_spread`` (:func:`spread` over the same
+    layers); ``eta_layers``, ``gamma_layers``: the per-layer values of each seed."""
+
+    seeds: tuple
+    eta: np.ndarray
+    gamma: np.ndarray
+    eta_spread: np.ndarray
+    gamma_spread: np.ndarray
+    eta_layers: tuple
+    gamma_layers: tuple
+
+    def resampled(self, name: str) -> Resampled:
+        """The row's statistic (median over seeds of ``name``), resampled over the seeds."""
+        return Resampled(getattr(self, name), np.median, unit="seeds", names=[f"seed {s}" for s in self.seeds])
+
+
+def over_seeds(laws: dict) -> SeedLaws:
+    """:class:`SeedLaws` from {seed: :class:`eaglebook.extraction.ScalingLaw`}."""
+    el = [x.eta_layer[list(x.eta_layers)] for x in laws.values()]
+    gl = [x.gamma_layer[list(x.gamma_layers)] for x in laws.values()]
+    arr = lambda v: np.array(v, dtype=float)
+    return SeedLaws(tuple(laws), arr([x.eta for x in laws.values()]), arr([x.gamma for x in laws.values()]),
+                    arr([spread(v) for v in el]), arr([spread(v) for v in gl]), tuple(el), tuple(gl))
+
+
+def median_ratio(pairs: np.ndarray) -> float:
+    """median of column 0 / median of column 1 (NaN sorted as +inf, as :func:`eaglebook.extraction.mse_stats` does)."""
+    med = lambda v: float(np.median(np.where(np.isnan(v), np.inf, v)))
+    return med(pairs[:, 0]) / med(pairs[:, 1])
 
 
 # ------------------------------------------------------------------------------------------------ tables
@@ -149,20 +197,128 @@ def quant_phrase(rg, row) -> str:
 
 
 def eta_story(rg, eta_v: str, gamma_v: str, gamma_avg_text: str = "") -> str:
-    """Step 3's η, γ against the paper's (the sentence goes on after "η = …, γ = …")."""
+    """Step 3's η, γ levels against the paper's (the sentence goes on after "η = …, γ = …"); the levels are
+    evidence in every regime: where the paper states the law, the constancy rows replaced them as headlines."""
     if rg.paper.scaling_law:
-        return f", against the paper's {ETA_PAPER:g} and {GAMMA_PAPER} (verdicts: {eta_v} and {gamma_v})."
+        return (f", against the paper's {ETA_PAPER:g} and {GAMMA_PAPER} (by the criterion: {eta_v} and {gamma_v}). "
+                "Declared before the run, these median levels were the claims' headlines; they are evidence now, "
+                "because the median level does not test a law that says η (and γ) is the same in every layer. The "
+                "headlines, declared after the run, test that constancy (below).")
     return (f" in the {rg.name} regime. The paper states η ≈ {ETA_PAPER:g}, γ ≈ {GAMMA_PAPER} for the "
             f"{_paper_regimes('scaling_law')} model; as its EAGLE uses one pair for every regime we compare with them "
             f"too, as evidence (by the criterion: {eta_v} and {gamma_v})." + (f" {gamma_avg_text}" if gamma_avg_text else ""))
 
 
-def eta_verdicts(rg, eta_v: str, gamma_v: str, gamma_avg: float | None) -> str:
-    """The verdicts on η, γ in the chapter's conclusion (inside parentheses)."""
-    if rg.paper.scaling_law:
-        return f"paper: {ETA_PAPER:g} and {GAMMA_PAPER}; verdicts {eta_v} and {gamma_v}"
-    return (f"paper: {ETA_PAPER:g} and {GAMMA_PAPER}, stated for the {_paper_regimes('scaling_law')} model; by the "
-            f"criterion {eta_v} and {gamma_v}" + ("" if gamma_avg is None else f"; Algorithm 1's convention gives γ = {gamma_avg:.2f}"))
+def eta_verdicts(rg, v: dict, gamma_avg: float | None) -> str:
+    """The verdicts on η, γ in the chapter's conclusion (inside parentheses); ``v``: row name -> verdict."""
+    head = "headlines" if rg.paper.scaling_law else "evidence"
+    out = (f"one constant over the layers ({head}): {v['eta_constancy']} for η and {v['gamma_constancy']} for γ; "
+           f"levels against the paper's {ETA_PAPER:g} and {GAMMA_PAPER} (evidence): {v['eta']} and {v['gamma']}")
+    if not rg.paper.scaling_law:
+        out += f"; the paper states them for the {_paper_regimes('scaling_law')} model"
+    return out + ("" if gamma_avg is None else f"; Algorithm 1's convention gives γ = {gamma_avg:.2f}")
+
+
+def law_finding(sl: SeedLaws, seed) -> str:
+    """The findings box's sentence on the scaling law: its constancy over layers, the levels, the seed shown."""
+    e, g = float(np.median(sl.eta_spread)), float(np.median(sl.gamma_spread))
+    gam = dict(zip(sl.seeds, sl.gamma))
+    return (f"Over the layers, η_ℓ and γ_ℓ vary by a factor {e:.3g} and {g:.3g} (max/min, median over "
+            f"{len(sl.seeds)} seeds); their median levels are η = {float(np.median(sl.eta)):.2f} and "
+            f"γ = {float(np.median(sl.gamma)):.2f}. The model shown, seed {seed}: {seed_phrase(gam, seed, 'γ')}.")
+
+
+def _ordinal(k: int) -> str:
+    return f"{k}{'th' if 10 <= k % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(k % 10, 'th')}"
+
+
+def seed_rank(values: dict, seed) -> tuple[int, int, bool | None]:
+    """(rank from the highest, number of seeds, outlier) of ``seed``'s value among ``values`` ({seed: value});
+    outlier by the declared rule: outside the other seeds' range with at least :data:`OUTLIER_OTHERS` others
+    (None: too few others to call one)."""
+    v = values[seed]
+    others = [x for s, x in values.items() if s != seed]
+    rank = 1 + sum(x > v for x in others)
+    outlier = None if len(others) < OUTLIER_OTHERS else bool(v > max(others) or v < min(others))
+    return rank, len(values), outlier
+
+
+def seed_phrase(values: dict, seed, name: str) -> str:
+    """Where the seed shown sits among the seeds for one statistic, e.g. "its γ (5.95) is the highest of the 10
+    seeds, outside the other seeds' range (1.68–2.40): an outlier by our rule"."""
+    rank, n, outlier = seed_rank(values, seed)
+    v = values[seed]
+    if n == 1:
+        return f"its {name} ({v:.2f}) is that of the only seed"
+    others = [x for s, x in values.items() if s != seed]
+    top, bottom = ("higher", "lower") if n == 2 else ("highest", "lowest")
+    where = top if rank == 1 else bottom if rank == n else f"{_ordinal(rank)} highest"
+    lo, hi = min(others), max(others)
+    rng = f"{lo:.2f}" if n == 2 else f"{lo:.2f}–{hi:.2f}"
+    what = "the other seed's value" if n == 2 else "the other seeds' range"
+    if outlier is None:
+        tail = f"; with {n - 1} other seed{'s' if n > 2 else ''}, too few to call an outlier by our rule"
+    elif outlier:
+        tail = f", outside {what} ({rng}): an outlier by our rule"
+    else:
+        tail = f", inside {what} ({rng}): not an outlier by our rule"
+    return f"its {name} ({v:.2f}) is the {where} of the {n} seeds{tail}"
+
+
+def constancy_word(ratio: float) -> str:
+    """A constant's max/min over layers, in words, graded by the declared criterion (3×, partly 10×)."""
+    if ratio <= CONSTANT.a:
+        return f"one constant within {CONSTANT.a:g}× over the layers"
+    if ratio <= CONSTANT.partly:
+        return f"constant only within {CONSTANT.partly:g}× (not {CONSTANT.a:g}×) over the layers"
+    return f"no single constant: the layers differ by more than {CONSTANT.partly:g}×"
+
+
+def constancy_phrase(rg, sl: SeedLaws, seed, rows: dict) -> str:
+    """Step 3's sentence on the law as a law: the shown seed's per-layer range, the median over seeds of max/min,
+    in words and with the rows' verdicts and resampling (``rows``: name -> recorded row, ``eta_constancy``,
+    ``gamma_constancy``)."""
+    i = sl.seeds.index(seed)
+    el, gl = sl.eta_layers[i], sl.gamma_layers[i]
+    e, g = float(np.median(sl.eta_spread)), float(np.median(sl.gamma_spread))
+    role = ("the claims' headlines" if rows["eta_constancy"]["role"] == HEADLINE else
+            f"evidence (the paper states the law for the {_paper_regimes('scaling_law')} model)")
+    return (f"In the model shown (seed {seed}), η_ℓ runs from {el.min():.2f} to {el.max():.2f} over layers 0..L−2 and "
+            f"γ_ℓ from {gl.min():.2f} to {gl.max():.2f} over all layers (max/min {sl.eta_spread[i]:.3g} and "
+            f"{sl.gamma_spread[i]:.3g}). Over the {len(sl.seeds)} seeds the median max/min is {e:.3g} for η, "
+            f"{constancy_word(e)}, and {g:.3g} for γ, {constancy_word(g)}: {role}, verdicts "
+            f"{rows['eta_constancy']['verdict']} and {rows['gamma_constancy']['verdict']} (declared after the run: "
+            f"reproduced when {rows['eta_constancy']['criterion']}); for η "
+            f"{stability_phrase(rows['eta_constancy'].get('stability')) or 'it was recorded without resampling'}, "
+            f"for γ {stability_phrase(rows['gamma_constancy'].get('stability')) or 'it was recorded without resampling'}.")
+
+
+def model_phrase(rg, heads: int, prune_heads: int) -> str:
+    """Which model the chapter reads, for the sentence "The chapter reads …"."""
+    if not rg.can("prunable"):
+        return "one trained model of the regime (the chosen seed), trained as chapter 3 trains it"
+    return (f"a {heads}-head model of the regime trained from scratch (the chosen seed). The paper reads another one: "
+            f"it prunes its {prune_heads}-head model to one head and fine-tunes it; step 3 reads that model too (chapter "
+            "3's), as evidence")
+
+
+def pruned_phrase(law_pruned, law_shown, seed, small_mean: float, zero_mse: float, rows: dict,
+                  prune_heads: int) -> str:
+    """Step 3's paragraph on the paper's route: the pruned model's η, γ beside the from-scratch model's, and its
+    mean test MSE against predicting zero (``rows``: name -> recorded row of the ``pruned_*`` evidence)."""
+    sp = lambda x, layers: spread(x[list(layers)])
+    r = small_mean / zero_mse
+    vs = f"{r:.3g} times worse than predicting zero" if r > 1 else f"{r:.3g} times the error of predicting zero"
+    v = lambda name: rows[name]["verdict"]
+    return (f"The paper's route, the {prune_heads}-head model of seed {seed} pruned to one head and fine-tuned "
+            f"(chapter 3's), gives η = {law_pruned.eta:.2f} and γ = {law_pruned.gamma:.2f} (median over layers; the "
+            f"one-head model trained from scratch: {law_shown.eta:.2f} and {law_shown.gamma:.2f}), with max/min over "
+            f"the layers {sp(law_pruned.eta_layer, law_pruned.eta_layers):.3g} for η and "
+            f"{sp(law_pruned.gamma_layer, law_pruned.gamma_layers):.3g} for γ (evidence, by the criteria: levels "
+            f"{v('pruned_eta')} and {v('pruned_gamma')}, constancy {v('pruned_eta_constancy')} and "
+            f"{v('pruned_gamma_constancy')}). That model's mean test MSE is {small_mean:.3g} against the zero "
+            f"predictor's {zero_mse:.3g}: {vs}, so its constants describe a model that "
+            f"{'does not beat predicting zero on average' if r > 1 else 'beats predicting zero on average'}.")
 
 
 def findings_paper(rg, ledger) -> str:
@@ -174,21 +330,30 @@ def findings_paper(rg, ledger) -> str:
         out = [f"the paper states no claim of its own for the {rg.name} regime"]
     if not rg.paper.scaling_law:
         v = lambda name: ledger.comparisons[f"C4_{rg.name}_{name}"]["verdict"]
-        out.append(f"η ≈ {ETA_PAPER:g} and γ ≈ {GAMMA_PAPER}, stated for the {_paper_regimes('scaling_law')} model, "
-                   f"{v('eta')} and {v('gamma')} here (evidence)")
+        out.append(f"the scaling law, stated for the {_paper_regimes('scaling_law')} model, here (evidence): one η and "
+                   f"one γ over the layers {v('eta_constancy')} and {v('gamma_constancy')}, η ≈ {ETA_PAPER:g} and "
+                   f"γ ≈ {GAMMA_PAPER} {v('eta')} and {v('gamma')}")
     return "; ".join(out)
 
 
 # --------------------------------------------------------------------------------------------- bookkeeping
-def recorded(rg, regime: str, *, q_ratio: float, eta: float, gamma: float, gamma_avg: float | None,
-             special: float) -> dict[str, float]:
-    """The values of chapter 4's declared comparisons (:mod:`eaglebook.comparisons.c04_extract`) for ``regime``."""
-    out = {f"C4_{regime}_quantized_ratio": q_ratio} if rg.paper.quantized else {}
-    out |= {f"C4_{regime}_eta": eta, f"C4_{regime}_gamma": gamma}
+def recorded(rg, regime: str, *, q_pairs: np.ndarray, sl: SeedLaws, gamma_avg: np.ndarray | None,
+             special: float, pruned=None) -> dict:
+    """The values of chapter 4's declared comparisons (:mod:`eaglebook.comparisons.c04_extract`) for ``regime``:
+    the quantisation ratio resampled over the held-out prompts (``q_pairs``: per prompt, quantised and trained MSE),
+    the scaling law's rows over the seeds (``sl``, :class:`SeedLaws`; ``gamma_avg``: per seed), and the pruned
+    model's law (``pruned``: a :class:`eaglebook.extraction.ScalingLaw`, where the regime can be pruned)."""
+    out = {f"C4_{regime}_quantized_ratio": Resampled(q_pairs, median_ratio, unit="prompts")} if rg.paper.quantized else {}
+    out |= {f"C4_{regime}_{name}": sl.resampled(field) for name, field in
+            (("eta", "eta"), ("gamma", "gamma"), ("eta_constancy", "eta_spread"), ("gamma_constancy", "gamma_spread"))}
     if gamma_avg is not None:
-        out[f"C4_{regime}_gamma_avg"] = gamma_avg
+        out[f"C4_{regime}_gamma_avg"] = Resampled(gamma_avg, np.median, unit="seeds", names=[f"seed {s}" for s in sl.seeds])
     if rg.paper.special is not None:
         out[rg.paper.special.key] = special
+    if pruned is not None:
+        out |= {f"C4_{regime}_pruned_eta": pruned.eta, f"C4_{regime}_pruned_gamma": pruned.gamma,
+                f"C4_{regime}_pruned_eta_constancy": spread(pruned.eta_layer[list(pruned.eta_layers)]),
+                f"C4_{regime}_pruned_gamma_constancy": spread(pruned.gamma_layer[list(pruned.gamma_layers)])}
     return out
 
 
@@ -212,21 +377,35 @@ def checks(regime: str, m: Measured, al, tol) -> list[Check]:
     return out
 
 
-def glued(*, rg, regime: str, m: Measured, al, q_ratio: float, eta: float, gamma: float, gamma_avg: float | None,
-          n_seeds: int, machines: int, batch: int, tol, ledger) -> dict:
-    """Everything chapter 4's prose quotes, by key (``ledger``: the chapter's, its comparisons recorded)."""
+def glued(*, rg, regime: str, m: Measured, al, q_ratio: float, sl: SeedLaws, gamma_avg: np.ndarray | None,
+          seed, machines: int, batch: int, tol, ledger, heads: int, prune_heads: int, pruned=None) -> dict:
+    """Everything chapter 4's prose quotes, by key (``ledger``: the chapter's, its comparisons recorded;
+    ``pruned``: None, or (the pruned model's ScalingLaw, the shown model's ScalingLaw, its mean test MSE, the zero
+    predictor's) where the regime can be pruned)."""
     row = lambda key: ledger.comparisons.get(key)
     verdict = lambda name: ledger.comparisons[f"C4_{regime}_{name}"]["verdict"]
+    rows = {name: row(f"C4_{regime}_{name}") for name in ("eta_constancy", "gamma_constancy", "pruned_eta",
+                                                          "pruned_gamma", "pruned_eta_constancy", "pruned_gamma_constancy")}
+    ga = None if gamma_avg is None else float(np.median(gamma_avg))
     sp = None if rg.paper.special is None else row(rg.paper.special.key)
-    avg = "" if gamma_avg is None else rg.paper.gamma_average_text(gamma_avg, row(f"C4_{regime}_gamma_avg"), machines)
+    avg = "" if ga is None else rg.paper.gamma_average_text(ga, row(f"C4_{regime}_gamma_avg"), machines)
+    eta, gamma = float(np.median(sl.eta)), float(np.median(sl.gamma))
+    seeds = lambda field: dict(zip(sl.seeds, getattr(sl, field)))
     out = dict(
         C4_regime=regime, C4_label=rg.label.capitalize(), C4_eta_criterion=ledger.declared[f"C4_{regime}_eta"]["criterion"]["text"],
         C4_q_ratio=q_ratio, C4_quant_text=quant_phrase(rg, row(f"C4_{regime}_quantized_ratio")),
         C4_off_qk=m.off_qk, C4_off_rand=m.off_rand, C4_structure=m.structure, C4_structure_text=rg.paper.structure_text(m),
         C4_reading=rg.paper.reading, C4_update_note=rg.paper.update_note, C4_norm=rg.paper.norm,
         C4_cd_negative=int((al.cd < 0).sum()), C4_ab_negative=int((al.ab[:-1] < 0).sum()),
-        C4_eta=eta, C4_gamma=gamma, C4_n_seeds=n_seeds, C4_eta_story=eta_story(rg, verdict("eta"), verdict("gamma"), avg),
-        C4_eta_verdicts=eta_verdicts(rg, verdict("eta"), verdict("gamma"), gamma_avg),
+        C4_eta=eta, C4_gamma=gamma, C4_n_seeds=len(sl.seeds), C4_eta_story=eta_story(rg, verdict("eta"), verdict("gamma"), avg),
+        C4_eta_verdicts=eta_verdicts(rg, {k: verdict(k) for k in ("eta", "gamma", "eta_constancy", "gamma_constancy")}, ga),
+        C4_constancy_criterion=ledger.declared[f"C4_{regime}_eta_constancy"]["criterion"]["text"],
+        C4_constancy_text=constancy_phrase(rg, sl, seed, rows), C4_law_finding=law_finding(sl, seed),
+        C4_seed_text=f"Among the {len(sl.seeds)} seeds, the model shown (seed {seed}): "
+                     f"{seed_phrase(seeds('eta'), seed, 'η')}; {seed_phrase(seeds('gamma'), seed, 'γ')}; "
+                     f"{seed_phrase(seeds('gamma_spread'), seed, 'max/min of γ_ℓ')}.",
+        C4_outlier_others=OUTLIER_OTHERS, C4_model_read=model_phrase(rg, heads, prune_heads),
+        C4_pruned_text="" if pruned is None else pruned_phrase(*pruned[:2], seed, *pruned[2:], rows, prune_heads),
         C4_special_intro=rg.paper.special_intro(), C4_special=rg.paper.special_value(m),
         C4_special_text=rg.paper.special_text(m, sp), C4_first_finding=rg.paper.first_finding(m, sp),
         C4_findings_paper=findings_paper(rg, ledger), C4_batch=batch, C4_offdiag_bound=tol.offdiag_max)

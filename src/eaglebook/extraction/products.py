@@ -226,7 +226,7 @@ class SparsificationCurve:
     factor; ``kept_fraction`` (k,): fraction of all product entries that survive the threshold;
     ``original_mean``/``original_median``: unmodified products; ``quantized_1p5_mean`` /
     ``quantized_1p5_median``: the paper's setting (factor 1.5, 2 and 3 levels); ``zero_mse``:
-    predicting 0.
+    predicting 0; ``original_per_sample``, ``quantized_1p5_per_sample``: the per-prompt MSEs behind the two.
     """
     factors: np.ndarray
     mse_mean: np.ndarray
@@ -239,6 +239,8 @@ class SparsificationCurve:
     quantized_1p5_mean: float
     quantized_1p5_median: float
     zero_mse: float
+    original_per_sample: np.ndarray | None = None       # per held-out prompt: the trained products' MSE ...
+    quantized_1p5_per_sample: np.ndarray | None = None  # ... and the paper's setting's (for resampling over prompts)
 
 
 def sparsification_curve(model: LinearTransformer, X_clean, X_obs, task: TaskConfig,
@@ -271,4 +273,5 @@ def sparsification_curve(model: LinearTransformer, X_clean, X_obs, task: TaskCon
     q15 = ev(quantized_products(prod, factor=1.5, levels_qk=levels_qk, levels_vp=levels_vp))
     zero = float(tasks.split(Xc, task).D.square().mean())
     return SparsificationCurve(np.asarray(fs), np.asarray(mm), np.asarray(md), np.asarray(qm), np.asarray(qd),
-                               np.asarray(kept), orig["mean"], orig["median"], q15["mean"], q15["median"], zero)
+                               np.asarray(kept), orig["mean"], orig["median"], q15["mean"], q15["median"], zero,
+                               orig["per_sample"], q15["per_sample"])

@@ -87,8 +87,9 @@ UNCONSTRAINED = Regime(
     paper=Paper("unconstrained", style=dict(color="#0072B2", linestyle="-"), quantized=True, scaling_law=True,
                 no_claim="The paper makes no claim about this regime's weights beyond the common structure (its "
                          "claim about heads is tested in chapter 3).",
-                own="One head per layer: chapter 3 prunes the 8-head model to one head and fine-tunes it, and this "
-                    "chapter reads the one-head model.",
+                own="One head per layer: this chapter reads a one-head model trained from scratch; the paper prunes its "
+                    "8-head model to one head (chapter 3 does so and fine-tunes it), and step 3 reads that model too, "
+                    "as evidence.",
                 own_print="one head; the 8-head model and its pruning to one head are in chapter 3"))
 
 DISTRIBUTED = Regime(
