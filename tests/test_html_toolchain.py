@@ -425,3 +425,4 @@ def test_only_bookkeeping_tells_a_ledger_cell_from_a_science_cell():
     assert not only_bookkeeping("x = f(1)\nch.glue(x=x)")
     assert not only_bookkeeping("import numpy as np")
     assert not only_bookkeeping("Markdown(train.summary_table(s))  # table")
+    assert not only_bookkeeping("Markdown(table)")          # a display, not the ledger

@@ -32,9 +32,14 @@ def is_bookkeeping(statement: str) -> bool:
     return bool(BOOKKEEPING.search(statement)) and not ("Markdown(" in statement and "# table" in statement)
 
 
+#: the ledger and glue calls alone (a Markdown(...) call shows the reader something: not a ledger cell)
+LEDGER = re.compile(r"(^|[^\w.])(glue\(|\w+\.glue\(|\w+\.declare\(|\w+\.record\(|\w+\.check\(|\w+\.timed\(|\w+\.uses\()")
+
+
 def only_bookkeeping(source: str) -> bool:
-    """A cell whose every statement is bookkeeping (imports and comments aside), with at least one."""
+    """A cell whose every statement glues, declares, records, checks or notes provenance (imports and comments
+    aside), with at least one: a cell the reader has no reason to see."""
     lines = [ln for ln in source.splitlines() if ln.strip() and not re.match(r"^:[\w-]+:", ln.strip())]
-    kinds = ["book" if is_bookkeeping("\n".join(st)) else "neutral" if NEUTRAL.match(st[0]) else "science"
+    kinds = ["book" if LEDGER.search("\n".join(st)) else "neutral" if NEUTRAL.match(st[0]) else "science"
              for st in statements(lines)]
     return "book" in kinds and "science" not in kinds
