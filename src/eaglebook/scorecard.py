@@ -191,7 +191,7 @@ def verdict_counts(ledgers: list[Ledger], *, kind: str = _claims.PAPER, declared
 #: The front page's findings, one line per step of the story: (what, chapter, ((claim id, short name), ...)).
 FRONT = (
     ("Training", "ch-train", (("final-mse", "final MSE ≈ 1e-3"), ("mse-reduction", "10–50× below predicting zero"))),
-    ("The algorithm in the weights", "ch-extract", (("eta", "η ≈ 1"), ("gamma", "γ ≈ 1.9"), ("fidelity", "EAGLE matches the model"))),
+    ("The algorithm in the weights", "ch-extract", (("eta", "one η in every layer"), ("gamma", "one γ in every layer"), ("fidelity", "EAGLE matches the model"))),
     ("Theory", "ch-newton-schulz", (("theorem1-kappa", "iterations grow like log κ"), ("theorem1-loglog", "then converge quadratically"),
                                     ("alpha-rounds", "distributed rounds grow like 1/α"))),
     ("Against classical solvers", "ch-benchmarks", (("cg-100x", "CG needs ~100× more iterations"), ("table2", "Table 2's ranking"))),

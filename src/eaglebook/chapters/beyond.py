@@ -397,6 +397,7 @@ def glued(*, profile, seeds, lr_sgd: float, med: dict, held: dict, score: dict, 
         C11_floor_structure="holds" if held["floor"]["structure"] else "fails",
         C11_yes_story=yes, C11_no_story=no, C11_others_story=end,
         C11_n_yes=len(yes_no(verdicts)[0]), C11_n_no=len(yes_no(verdicts)[1]),
+        C11_n_partly=sum(verdicts[k] == "partly" for k in ANSWERED),
         C11_findings_no_near=no_near_story(verdicts, read), C11_findings_unjudged=unjudged_story(verdicts),
         C11_stability_story=stability_story({CH[k].label: rows[headline(k)] for k in ANSWERED}
                                             | {"8 layers, the order": rows["C11_depth8_order"]}),

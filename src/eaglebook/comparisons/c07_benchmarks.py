@@ -60,7 +60,7 @@ def rows(profile, regime=None) -> tuple[Row, ...]:
             note="evidence: the paper's own sweep r ∈ {n/8, n/4, n/2, n} includes r = n, which the declared row fits"),
         Row("C7_sketch_periter_ratio", paper=21 / 5, paper_text="21 ms : 5 ms = 4.2×",
             criterion=within_factor(1.5, partly=3), claim="sketch-periter", role=HEADLINE,
-            what=f"per-iteration time of sketched EAGLE at s = {S.sketch_timing_n} ÷ at s = {S.sketch_timing_n // 8} (§5.3)"),
+            what=f"per-iteration time of sketched EAGLE at r = {S.sketch_timing_n} ÷ at r = {S.sketch_timing_n // 8} (§5.3)"),
         Row("C7_sgd_speedup", paper=2.5, paper_text="≈ 2.5× faster", criterion=at_least(1.25, partly=1.0),
             what=f"SGD time ÷ sketched EAGLE time to 1e-2 at r = n/4, n = {S.sketch_n} (§5.3, Fig. 18; median over seeds)",
             claim="sgd-2.5x"),
