@@ -47,9 +47,10 @@ def snapshot(build: Path, claims: Path | None = None) -> dict:
     for p in sorted((claims or build / "claims" / "ci").glob("*.json")):
         led = json.loads(p.read_text())
         comps = led.get("comparisons", {})
-        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in comps.items() if not (v.get("spread") or v.get("load"))},
+        timed = lambda k, v: bool(v.get("spread") or v.get("load") or TIMING.search(k) or re.search(r"\btime\b", v.get("what", "")))
+        ledgers[p.stem] = {"comparisons": {k: [v["ours"], v["verdict"]] for k, v in comps.items() if not timed(k, v)},
                            # timing rows: their values and verdicts change from run to run (compared by key only)
-                           "timed": {k: [] for k, v in comps.items() if v.get("spread") or v.get("load")},
+                           "timed": {k: [] for k, v in comps.items() if timed(k, v)},
                            "checks": {k: [v["value"], v["ok"] in (True, "True")] for k, v in led.get("checks", {}).items()}}
     return {"glued": notebooks, "ledgers": ledgers}
 
@@ -70,7 +71,7 @@ def flat(snap: dict) -> dict[str, str]:
 #: and a timing on another machine or under another load changes the words built from it).
 TIMED = ("book/07_benchmarks.ipynb", "book/08_distributed.ipynb")
 #: A glued key that holds a time, a load or a machine (in any chapter): compared by key only.
-TIMING = re.compile(r"minute|second|hour|time|load|machine|speed|faster|wall|_t_", re.I)
+TIMING = re.compile(r"minute|second|hour|time|load|machine|speed|faster|wall|cost|_t_", re.I)
 
 
 TIMED_ROW = "(a timing: compared by key only)"
