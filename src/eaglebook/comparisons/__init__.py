@@ -23,38 +23,21 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from .. import regimes
-from ..ledger import ADVANCE, EVIDENCE, PAPER_SETTING, Criterion
+from ..ledger import Comparison
 
 __all__ = ["Row", "rows", "chapters"]
 
 
 @dataclass(frozen=True)
-class Row:
-    """One paper comparison as declared (the arguments of :meth:`eaglebook.ledger.Ledger.declare`)."""
+class Row(Comparison):
+    """One paper comparison as declared: the fields of :class:`eaglebook.ledger.Comparison` (the arguments of
+    :meth:`eaglebook.ledger.Ledger.declare`), ``judge=None`` meaning "as ``robust``", and where it is declared."""
 
-    key: str
-    what: str
-    criterion: Criterion
-    claim: str
-    role: str = EVIDENCE
-    part: str | None = None
-    paper: float | None = None
-    paper_text: str | None = None
-    source: str = ""
-    setting: str = PAPER_SETTING
-    declared: str = ADVANCE
-    robust: bool = True
-    robustness: str = ""
     judge: bool | None = None
-    supersedes: str | None = None
-    note: str = ""
-    reason: str = ""
-    replaces: str | None = None
-    because: str = ""
     each_regime: bool = False
     regimes: tuple[str, ...] | None = None
     when: Callable | None = field(default=None, compare=False)   # when(profile, regime) -> bool: declare only then
@@ -69,12 +52,8 @@ class Row:
                        note=f(self.note), setting=f(self.setting))
 
     def declaration(self) -> dict:
-        """The keyword arguments of :meth:`eaglebook.ledger.Ledger.declare`."""
-        return dict(what=self.what, criterion=self.criterion, claim=self.claim, role=self.role, part=self.part,
-                    paper=self.paper, paper_text=self.paper_text, source=self.source, setting=self.setting,
-                    declared=self.declared, robust=self.robust, robustness=self.robustness, judge=self.judge,
-                    supersedes=self.supersedes, note=self.note, reason=self.reason, replaces=self.replaces,
-                    because=self.because)
+        """The keyword arguments of :meth:`eaglebook.ledger.Ledger.declare` (every field of a Comparison but the key)."""
+        return {f.name: getattr(self, f.name) for f in fields(Comparison) if f.name != "key"}
 
 
 def _module(chapter: str):
