@@ -160,6 +160,7 @@ def glued(*, run, runs, summary, parent, small, pr, pcfg, profile, regime: str, 
     spike, jumps = spikes(run.history)
     zero_all = float(np.median([s.zero for s in summary.values()]))
     m, worst, story = mean_story(summary)
+    skipped_total, skipped_max, skipped_max_run = skipped(runs)
     return dict(
         C3_n_runs=len(config.REGIMES) * len(profile.seeds) + 1, C3_train_minutes=run.seconds / 60,
         C3_skipped=run.n_skipped, C3_beats_zero=run.baselines["zero_mse"] / run.final["test_mse_median"],
@@ -176,7 +177,8 @@ def glued(*, run, runs, summary, parent, small, pr, pcfg, profile, regime: str, 
         C3_total_hours=(sum(x.seconds for x in runs.values()) + parent.seconds) / 3600,
         C3_findings_final_mse=ledger.verdict_phrase("final-mse"), C3_findings_reduction=ledger.verdict_phrase("mse-reduction"),
         C3_findings_prune=ledger.comparisons["C3_prune_ratio_median"]["criterion_verdict"],
-        C3_skipped_total=skipped(runs)[0], C3_n_regime_runs=len(runs), C3_skipped_max=skipped(runs)[1], C3_skipped_max_run=skipped(runs)[2],
+        C3_skipped_total=skipped_total, C3_n_regime_runs=len(runs), C3_skipped_max=skipped_max,
+        C3_skipped_max_run=skipped_max_run,
         C3_spike_max=max(spikes(x.history)[0] for x in runs.values()),
         C3_prune_mean=small.final["test_mse_mean"], C3_parent_mean=parent.final["test_mse_mean"],
         C3_prune_versus_zero=versus_zero(small.final["test_mse_mean"], small.baselines["zero_mse"]),
