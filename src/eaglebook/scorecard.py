@@ -24,6 +24,7 @@ from . import claims as _claims
 from .cache import repo_root
 from .ledger import ADVANCE, EVIDENCE, HEADLINE, NOT_JUDGED, VERDICTS, Ledger, claims_dir
 from .provenance import chapter_hash, code_hash
+from .stability import Stability
 
 __all__ = ["BOOK_PARAMETERS", "stale_reason", "load_ledgers", "rows", "ClaimResult", "claim_results",
            "verdict_counts", "claims_table", "neighbour_table", "beyond_table", "beyond_label", "BEYOND_LABELS", "comparisons_table", "secondary_table", "checks_table",
@@ -293,8 +294,8 @@ def claims_table(ledgers: list[Ledger], *, link: bool = False, kind: str = _clai
         if detail:
             verdict += "<br><small>resampling: " + ("; ".join(
                 (f"{r_.get('part')}: " if r_.get("part") and len(detail) > 1 else "")
-                + (f"{100 * st['share']:.0f}% of {st['resamples']} resamples of {st['n']} {st['unit']} change it"
-                   if st else "not resampled") for (_, r_), st in zip(detail, stab))) + "</small>"
+                + (Stability.from_dict(st).summary() if st else "not resampled")
+                for (_, r_), st in zip(detail, stab))) + "</small>"
         was = first[c.id]
         if (was.verdict, was.why) != (res.verdict, res.why):
             verdict += f"<br><small>as declared before the run: {was.verdict}" + (f" ({was.why})" if was.why else "") + "</small>"

@@ -53,17 +53,21 @@ class Stability:
     def stable(self) -> bool:
         return self.share <= FLIP_SHARE
 
-    def why(self) -> str:
-        """The "not judged" reason of an unstable verdict."""
+    def why(self, names: bool = True) -> str:
+        """The "not judged" reason of an unstable verdict (``names``: list the units that decide it)."""
         if self.k is None:
             return f"verdict changes in {100 * self.share:.0f}% of {self.resamples} resamples of the {self.n} {self.unit}"
         shown = ", ".join(map(str, self.deciders[:6])) + (", …" if len(self.deciders) > 6 else "")
-        return f"decided by {self.k} of {self.n} {self.unit} ({shown})"
+        return f"decided by {self.k} of {self.n} {self.unit}" + (f" ({shown})" if names else "")
 
-    def text(self) -> str:
-        """For the scorecard: e.g. "stable: 0% of 200 resamples flip it"."""
-        word = "stable" if self.stable else "unstable"
-        return f"{word}: {100 * self.share:.0f}% of {self.resamples} resamples of {self.n} {self.unit} change the verdict"
+    def summary(self) -> str:
+        """For the scorecard: e.g. "0% of 200 resamples of 10 seeds change it"."""
+        return f"{100 * self.share:.0f}% of {self.resamples} resamples of {self.n} {self.unit} change it"
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Stability":
+        """The stability a ledger row saved (:meth:`as_dict`)."""
+        return cls(d["share"], d["resamples"], d["n"], d["unit"], d.get("k"), tuple(d.get("deciders") or ()))
 
     def as_dict(self) -> dict:
         return dict(share=self.share, resamples=self.resamples, n=self.n, unit=self.unit, k=self.k,
@@ -122,5 +126,4 @@ def phrase(st: dict | None) -> str:
         units = st["unit"][:-1] if st["n"] == 1 and st["unit"].endswith("s") else st["unit"]
         return f"its verdict is stable under resampling the {st['n']} {units}" if st["n"] > 1 else \
             f"its verdict rests on one {units}: resampling cannot test it"
-    s = Stability(st["share"], st["resamples"], st["n"], st["unit"], st["k"], tuple(st["deciders"]))
-    return "its verdict is " + s.why()
+    return "its verdict is " + Stability.from_dict(st).why()

@@ -13,7 +13,7 @@ from ..icl import baselines as rr
 from ..icl import readings
 from ..ledger import Check
 from ..plotting import finish, legend_outside, subplots
-from ..stability import FLIP_SHARE, Resampled
+from ..stability import FLIP_SHARE, Resampled, Stability
 from ..timing import machine_line
 
 __all__ = ["NAME", "ONE_LAYER", "CLOSE", "SAME", "SAME_PROFILE", "U32", "PLATEAU", "HEADROOM", "MODEL_CLAIMS",
@@ -286,9 +286,7 @@ def undecided(st: dict | None) -> str:
     sequences decide it ("decided by 3 of 100000 sequences"), the words of the ledger's reason."""
     if not st or st["share"] <= FLIP_SHARE:
         return ""
-    if st.get("k") is None:
-        return f"verdict changes in {100 * st['share']:.0f}% of {st['resamples']} resamples of the {st['n']} {st['unit']}"
-    return f"decided by {st['k']} of {st['n']} {st['unit']}"
+    return Stability.from_dict(st).why(names=False)
 
 
 def resampled(c: dict) -> str:
